@@ -1,0 +1,178 @@
+"""Ingest: talks and events → chunks → embeddings → Chroma (through LlamaIndex's ``ChromaVectorStore``).
+
+Ingest is incremental: every talk carries a content hash; an unchanged talk is not embedded
+again, a changed one is replaced, a removed one is deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_index.core.schema import TextNode
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
+from .chunking import CHUNKER_VERSION, chunk_talk, event_text
+from .embedding import MiniLMEmbedding
+from .records import Event, Talk
+from .seeds import SeedLoad
+from .store import event_metadata, talk_metadata
+
+__all__ = ["IngestReport", "content_hash", "ingest", "nodes_for_event", "nodes_for_talk"]
+
+logger = logging.getLogger(__name__)
+
+WRITE_BATCH = 512
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """What one ingest did."""
+
+    files: int = 0
+    events: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded_chunks: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def talks(self) -> int:
+        return self.added + self.updated + self.unchanged
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "events": self.events,
+            "talks": self.talks,
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "embedded_chunks": self.embedded_chunks,
+            "skipped": list(self.skipped),
+        }
+
+
+def content_hash(record: Talk | Event, model_id: str) -> str:
+    """Hash of everything that goes into a record's nodes; equal hash means nothing to re-embed."""
+    payload = json.dumps([CHUNKER_VERSION, model_id, record.to_dict()], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def nodes_for_talk(talk: Talk, digest: str) -> list[TextNode]:
+    meta = talk_metadata(talk)
+    nodes = []
+    for chunk in chunk_talk(talk):
+        node = TextNode(id_=chunk.id, text=chunk.text, metadata={**meta, "chunk": chunk.index, "hash": digest})
+        node.excluded_embed_metadata_keys = list(node.metadata)
+        node.excluded_llm_metadata_keys = list(node.metadata)
+        nodes.append(node)
+    return nodes
+
+
+def nodes_for_event(event: Event, digest: str) -> list[TextNode]:
+    node = TextNode(
+        id_=f"event:{event.id}",
+        text=event_text(event),
+        metadata={**event_metadata(event), "talk_id": f"event:{event.id}", "chunk": 0, "hash": digest},
+    )
+    node.excluded_embed_metadata_keys = list(node.metadata)
+    node.excluded_llm_metadata_keys = list(node.metadata)
+    return [node]
+
+
+def _existing_hashes(collection: Any) -> dict[str, str]:
+    got = collection.get(where={"chunk": 0}, include=["metadatas"])
+    return {str(m["talk_id"]): str(m.get("hash", "")) for m in got["metadatas"] or []}
+
+
+def ingest(
+    load: SeedLoad,
+    collection: Any,
+    embed: MiniLMEmbedding,
+    *,
+    progress: Progress | None = None,
+    prune: bool = True,
+) -> IngestReport:
+    """Bring ``collection`` in line with ``load``; embeds only new or changed records.
+
+    With ``prune`` (the default), talks no longer in ``load`` are deleted; pass ``prune=False``
+    when ingesting extra files on top of the existing index.
+    """
+    report = IngestReport(files=len(load.files), events=len(load.events))
+    report.skipped = [str(p) for p in load.problems]
+    model_id = embed.model_name
+    existing = _existing_hashes(collection)
+    wanted: dict[str, tuple[str, Talk | Event]] = {}
+    for event in load.events:
+        wanted[f"event:{event.id}"] = (content_hash(event, model_id), event)
+    for talk in load.talks:
+        wanted[talk.id] = (content_hash(talk, model_id), talk)
+
+    todo: list[TextNode] = []
+    replace_ids: list[str] = []
+    for key, (digest, record) in wanted.items():
+        old = existing.get(key)
+        if old == digest:
+            report.unchanged += isinstance(record, Talk)
+            continue
+        if old is not None:
+            replace_ids.append(key)
+            report.updated += isinstance(record, Talk)
+        else:
+            report.added += isinstance(record, Talk)
+        todo.extend(
+            nodes_for_talk(record, digest) if isinstance(record, Talk) else nodes_for_event(record, digest)
+        )
+    stale = [key for key in existing if key not in wanted] if prune else []
+    report.removed = sum(1 for key in stale if not key.startswith("event:"))
+
+    store = ChromaVectorStore(chroma_collection=collection)
+    for batch_start in range(0, len(replace_ids + stale), WRITE_BATCH):
+        ids = (replace_ids + stale)[batch_start : batch_start + WRITE_BATCH]
+        collection.delete(where={"talk_id": {"$in": ids}})
+    total = len(todo)
+    done = 0
+    if progress:
+        progress(0, total)
+    for start in range(0, total, WRITE_BATCH):
+        batch = todo[start : start + WRITE_BATCH]
+        vectors = embed.embed_sorted([n.get_content() for n in batch])
+        for node, vector in zip(batch, vectors, strict=True):
+            node.embedding = vector.tolist()
+        store.add(batch)
+        done += len(batch)
+        report.embedded_chunks += len(batch)
+        if progress:
+            progress(done, total)
+    logger.info("ingest: %s", report.to_dict())
+    return report
+
+
+def all_records(collection: Any) -> tuple[list[Talk], list[Event]]:
+    """Every talk and event in the collection (first chunk of each)."""
+    from .store import event_from_metadata, talk_from_metadata
+
+    got = collection.get(where={"chunk": 0}, include=["metadatas"])
+    talks: list[Talk] = []
+    events: list[Event] = []
+    for meta in got["metadatas"] or []:
+        if meta.get("kind") == "event":
+            events.append(event_from_metadata(meta))
+        else:
+            talks.append(talk_from_metadata(meta))
+    talks.sort(key=lambda t: (t.source, t.line))
+    events.sort(key=lambda e: e.source)
+    return talks, events
+
+
+def sequence_ids(nodes: Sequence[TextNode]) -> list[str]:
+    return [n.node_id for n in nodes]
