@@ -28,7 +28,7 @@ MAX_QUESTION_CHARS = 2000
 DEFAULT_TOP_K = 5
 #: Calibrated on the seeds with eval/questions.jsonl (see eval/README.md).
 DEFAULT_DENSE_FLOOR = 0.42
-DEFAULT_LEXICAL_FLOOR = 0.5
+DEFAULT_LEXICAL_FLOOR = 0.4
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
