@@ -76,6 +76,7 @@ def slugify(text: str) -> str:
     'scale-networking-2025'
     """
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    ascii_text = re.sub(r"(?<=\w)'(?=\w)", "", ascii_text)  # "Instagram's" like "Meta’s"
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-") or "untitled"
 
 
