@@ -1,0 +1,38 @@
+"""The synthetic corpus generator (bench/synth.py) and incremental ingest at a few hundred talks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.synth import generate, write_corpus
+from qa import Settings, TalkQA
+from qa.seeds import load_seeds
+
+
+def test_generator_is_deterministic_by_seed() -> None:
+    first = list(generate(450, seed=3))
+    assert first == list(generate(450, seed=3))
+    assert first != list(generate(450, seed=4))
+    assert len(first) == 23  # ~20 talks a file, the last one short
+
+
+def test_synthetic_files_parse_without_problems(tmp_path: Path) -> None:
+    paths = write_corpus(tmp_path / "synth", 1000, seed=11)
+    load = load_seeds([tmp_path / "synth"])
+    assert load.problems == []
+    assert len(load.files) == len(paths) == 50
+    assert len(load.talks) == 1000
+    assert len({t.id for t in load.talks}) == 1000
+    assert len(load.events) == 50
+    assert all(t.speakers and t.abstract and t.duration_min and t.year for t in load.talks)
+
+
+def test_reingest_of_unchanged_corpus_embeds_nothing(tmp_path: Path) -> None:
+    write_corpus(tmp_path / "synth", 200, seed=5)
+    qa = TalkQA(Settings(home=tmp_path / "home", seeds=[tmp_path / "synth"], answerer="offline"))
+    first = qa.ingest()
+    assert (first.added, first.embedded_chunks > 0) == (200, True)
+    again = qa.ingest()
+    assert (again.unchanged, again.added, again.updated, again.removed) == (200, 0, 0, 0)
+    assert again.embedded_chunks == 0
+    assert len(qa.talks()) == 200
