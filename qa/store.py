@@ -13,7 +13,14 @@ from .config import Settings
 from .errors import IndexNotReadyError, StoreUnavailableError
 from .records import Event, Talk
 
-__all__ = ["event_from_metadata", "event_metadata", "open_collection", "talk_from_metadata", "talk_metadata"]
+__all__ = [
+    "ServerCollection",
+    "event_from_metadata",
+    "event_metadata",
+    "open_collection",
+    "talk_from_metadata",
+    "talk_metadata",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +112,7 @@ def make_client(settings: Settings) -> Any:
         if not url.hostname:
             raise StoreUnavailableError(f"--chroma-url {settings.chroma_url!r} is not like http://127.0.0.1:8000")
         try:
-            return chromadb.HttpClient(
+            client = chromadb.HttpClient(
                 host=url.hostname,
                 port=url.port or (443 if url.scheme == "https" else 8000),
                 ssl=url.scheme == "https",
@@ -116,6 +123,8 @@ def make_client(settings: Settings) -> Any:
                 f"cannot reach the Chroma server at {settings.chroma_url} ({exc}); "
                 "start it with `chroma run --host 127.0.0.1` or unset TALKQA_CHROMA_URL"
             ) from exc
+        client._talkqa_url = settings.chroma_url
+        return client
     settings.chroma_path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(settings.chroma_path), settings=chroma_settings)
 
@@ -133,6 +142,8 @@ def open_collection(client: Any, name: str, model_id: str, *, create: bool) -> A
         if create:
             raise StoreUnavailableError(f"cannot open the Chroma collection {name!r}: {exc}") from exc
         raise IndexNotReadyError(f"no index yet (collection {name!r}); run `talkqa ingest`") from exc
+    if getattr(client, "_talkqa_url", None):
+        collection = ServerCollection(collection, client._talkqa_url)
     built_with = (collection.metadata or {}).get("embed_model")
     if built_with and built_with != model_id:
         raise IndexNotReadyError(
@@ -140,3 +151,32 @@ def open_collection(client: Any, name: str, model_id: str, *, create: bool) -> A
             "run `talkqa ingest --rebuild` or use another --data-dir"
         )
     return collection
+
+
+class ServerCollection:
+    """A server collection whose lost connections raise ``StoreUnavailableError``, not raw httpx errors.
+
+    The HTTP client reconnects by itself, so a restarted server is used again on the next call.
+    """
+
+    def __init__(self, collection: Any, url: str) -> None:
+        self._collection = collection
+        self._url = url
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._collection, name)
+        if not callable(value):
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            import httpx
+
+            try:
+                return value(*args, **kwargs)
+            except httpx.TransportError as exc:
+                raise StoreUnavailableError(
+                    f"lost the Chroma server at {self._url} ({exc}); "
+                    "start it again with `chroma run --host 127.0.0.1` or unset TALKQA_CHROMA_URL"
+                ) from exc
+
+        return call
