@@ -161,6 +161,10 @@ def compose(
 def _metadata_lead(intent: Intent, talks: Sequence[Talk]) -> str:
     n = len(talks)
     plural = "s" if n != 1 else ""
+    if intent.n_speakers is not None:
+        return f"{count_words(n)} talk{plural} had {intent.n_speakers} speakers:"
+    if intent.exact_minutes is not None:
+        return f"{count_words(n)} talk{plural} ran {intent.exact_minutes} minutes:"
     if intent.extreme:
         minutes = talks[0].duration_min
         return f"The {intent.extreme} talk{plural} ran {minutes} minutes:"
@@ -172,8 +176,12 @@ def _metadata_lead(intent: Intent, talks: Sequence[Talk]) -> str:
 
 
 def filter_by_duration(talks: Sequence[Talk], intent: Intent) -> list[Talk]:
-    """Talks whose length meets the question's constraint, longest first."""
+    """Talks whose length (or number of speakers) meets the question's constraint, longest first."""
+    if intent.n_speakers is not None:
+        return [t for t in talks if len(t.speakers) == intent.n_speakers]
     timed = [t for t in talks if t.duration_min is not None]
+    if intent.exact_minutes is not None:
+        return [t for t in timed if t.duration_min == intent.exact_minutes]
     if intent.extreme:
         if not timed:
             return []

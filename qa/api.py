@@ -15,7 +15,7 @@ from .config import Settings
 from .embedding import make_embedding
 from .errors import LLMError, QAError
 from .index import IngestReport, all_records, ingest
-from .query import Intent, analyse, clean_question, terms
+from .query import Intent, analyse, clean_question, strip_instructions, terms
 from .records import Answer, Event, Hit, Talk
 from .relevance import select
 from .retrieve import Filters, HybridRetriever
@@ -269,8 +269,8 @@ class TalkQA:
     ) -> tuple[Answer, list[Hit], Intent]:
         retriever = self.retriever
         catalog = retriever.catalog
-        intent = analyse(text, catalog.speakers)
-        query = text
+        query = strip_instructions(text) or text
+        intent = analyse(query, catalog.speakers)
         if history and _FOLLOW_UP.search(text):
             previous = history[-1]
             query = f"{previous} {text}"
@@ -278,6 +278,12 @@ class TalkQA:
             intent = _merge(prev_intent, intent)
         if intent.year and not filters.year:
             filters = Filters(filters.event, intent.year, filters.speaker)
+        named_events = _events_in(query, catalog)
+        if named_events and not intent.is_event:
+            if not filters.event and len(named_events) == 1:
+                filters = Filters(named_events[0].id, filters.year, filters.speaker)
+            query = _strip_event_names(query, named_events)
+        query = catalog.correct(query)
         searched = len(retriever.all_talks(filters))
         # event-level questions are answered from event fields
         if intent.is_event and not intent.speakers:
@@ -319,6 +325,15 @@ def _merge(previous: Intent, current: Intent) -> Intent:
         speakers=current.speakers or previous.speakers,
         wants_list=True,
     )
+
+
+def _strip_event_names(query: str, events: Sequence[Event]) -> str:
+    """Drop the words of event names from a query, so they do not count as topic words."""
+    for event in events:
+        for word in re.findall(r"[A-Za-z0-9&]+", event.name):
+            if word.lower() != "scale":
+                query = re.sub(rf"(?i)(?<![\w@]){re.escape(word)}(?!\w)", " ", query)
+    return re.sub(r"\s+", " ", query.replace("@Scale", " ")).strip()
 
 
 def _events_in(question: str, catalog: Catalog) -> list[Event]:

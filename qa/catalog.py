@@ -3,16 +3,40 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from .chunking import talk_header
-from .query import normalise_name, speaker_matches, terms
+from .query import STOPWORDS, content_words, normalise_name, speaker_matches, terms
 from .records import Event, Talk
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "edit_distance"]
+
+
+def edit_distance(a: str, b: str, limit: int = 2) -> int:
+    """Optimal-string-alignment distance (transpositions count once), capped at ``limit + 1``.
+
+    >>> edit_distance("modles", "models"), edit_distance("tuning", "trunking"), edit_distance("artic", "arctic")
+    (1, 2, 1)
+    """
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return min(prev[-1], limit + 1)
 
 
 @dataclass(slots=False)
@@ -41,6 +65,40 @@ class Catalog:
     def term_weight(self, term: str) -> float:
         """IDF of a term; a term in no talk weighs as much as the rarest."""
         return self.idf.get(term, math.log(1 + (len(self.talks) + 0.5) / 0.5))
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """Every content word of the talks, unstemmed (for spelling correction)."""
+        words: set[str] = set()
+        for talk in self.talks.values():
+            words.update(content_words(f"{talk.title} {talk.abstract}"))
+        return frozenset(w for w in words if len(w) >= 3 and not w.isdigit())
+
+    def correct(self, text: str) -> str:
+        """Replace misspelt words with the closest word the talks use.
+
+        >>> Catalog.of([Talk(id="a", title="Training Arctic", abstract="480B parameters")], []).correct(
+        ...     "how many paramters does artic have")
+        'how many parameters does arctic have'
+        """
+        vocab = self.vocabulary
+        if not vocab:
+            return text
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            low = word.lower()
+            if len(low) < 5 or low in vocab or low in STOPWORDS or not low.isalpha():
+                return word
+            limit = 1 if len(low) < 8 else 2
+            best = [
+                v
+                for v in vocab
+                if v[0] == low[0] and abs(len(v) - len(low)) <= limit and edit_distance(low, v, limit) <= limit
+            ]
+            return min(best, key=lambda v: (edit_distance(low, v, limit), v)) if best else word
+
+        return re.sub(r"[A-Za-z]+", fix, text)
 
     @cached_property
     def speakers(self) -> list[str]:

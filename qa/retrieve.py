@@ -30,6 +30,9 @@ __all__ = ["Filters", "HybridRetriever"]
 logger = logging.getLogger(__name__)
 
 RRF_K = 60
+#: Lexical evidence counts only with at least one term found in ≤ 3 of 48 talks (IDF ≈ 2.6).
+MIN_LEXICAL_MASS = 2.5
+UNKNOWN_TERM_WEIGHT = 2.0
 DENSE_CANDIDATES = 40
 BM25_CANDIDATES = 40
 
@@ -161,13 +164,17 @@ class HybridRetriever:
             talk_id = str(r.node.metadata["talk_id"])
             fused[talk_id] = fused.get(talk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
         query_terms = terms(query)
-        weights = {t: self.catalog.term_weight(t) for t in query_terms}
+        # a term no talk uses weighs like a mid-frequency one: it may be off-topic, or just phrasing
+        weights = {t: self.catalog.idf.get(t, UNKNOWN_TERM_WEIGHT) for t in query_terms}
+        known_terms = [t for t in query_terms if t in self.catalog.idf]
         hits = []
         for talk_id, score in fused.items():
             talk = self.catalog.talks.get(talk_id)
             if talk is None:
                 continue
-            lexical_share = coverage(query_terms, self.catalog.talk_terms.get(talk_id, set()), weights)
+            talk_terms = self.catalog.talk_terms.get(talk_id, set())
+            mass = sum(weights[t] for t in set(known_terms) & talk_terms)
+            lexical_share = coverage(query_terms, talk_terms, weights) if mass >= MIN_LEXICAL_MASS else 0.0
             passage = " ".join(best_sentences(talk, query_terms, weights, limit=2))
             hits.append(
                 Hit(talk=talk, score=score, passage=passage, dense=cosine.get(talk_id, 0.0), lexical=lexical_share)
