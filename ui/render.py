@@ -51,7 +51,7 @@ def escape(text: str) -> str:
 
 
 def _attr(text: str) -> str:
-    return html.escape(text, quote=True)
+    return escape(text)
 
 
 def question_terms(question: str) -> list[str]:
