@@ -30,8 +30,8 @@ __all__ = ["Filters", "HybridRetriever"]
 logger = logging.getLogger(__name__)
 
 RRF_K = 60
-#: Lexical evidence counts only with at least one term found in ≤ 3 of 48 talks (IDF ≈ 2.6).
-MIN_LEXICAL_MASS = 2.5
+#: Lexical evidence counts only with a term found in at most about a quarter of the talks (IDF ≈ 1.2).
+MIN_LEXICAL_MASS = 1.2
 UNKNOWN_TERM_WEIGHT = 2.0
 DENSE_CANDIDATES = 40
 BM25_CANDIDATES = 40
