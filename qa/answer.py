@@ -103,7 +103,9 @@ def _draft(lead: str, talks: Sequence[Talk], query_terms: Sequence[str], idf: di
 
 def no_answer(question: str, searched: int, catalog: Catalog | None = None) -> Draft:
     """The honest "no talk covers this", saying how much was searched."""
-    lead = f"No talk covers that. I searched {searched} talks and none of them matches “{topic_of(question)}”."
+    lead = (
+        f"No talk covers that. I searched {searched} talks and none of them matches “{topic_of(question)}”."
+    )
     extra = []
     if catalog:
         query_terms = set(terms(question))

@@ -95,7 +95,9 @@ class TalkQA:
     def embed(self) -> Any:
         if self._embed is None:
             s = self.settings
-            self._embed = make_embedding(s.embed_backend, threads=s.threads, batch=s.embed_batch, model=s.embed_model)
+            self._embed = make_embedding(
+                s.embed_backend, threads=s.threads, batch=s.embed_batch, model=s.embed_model
+            )
         return self._embed
 
     def _open(self) -> Any:
@@ -165,7 +167,9 @@ class TalkQA:
             return report
 
     # ---- reading -----------------------------------------------------------------------------
-    def talks(self, *, event: str | None = None, year: int | None = None, speaker: str | None = None) -> list[Talk]:
+    def talks(
+        self, *, event: str | None = None, year: int | None = None, speaker: str | None = None
+    ) -> list[Talk]:
         return self.retriever.all_talks(Filters(event, year, speaker))
 
     def events(self) -> list[Event]:
@@ -207,7 +211,9 @@ class TalkQA:
         answerer: str | None = None,
     ) -> Answer:
         """Answer ``question`` with citations; never raises for a bad question."""
-        stream = self.stream(question, event=event, year=year, speaker=speaker, history=history, answerer=answerer)
+        stream = self.stream(
+            question, event=event, year=year, speaker=speaker, history=history, answerer=answerer
+        )
         for _ in stream:
             pass
         assert stream.answer is not None  # the generator always ends with the Answer
@@ -242,7 +248,9 @@ class TalkQA:
         try:
             offline_answer, hits, intent = self._offline(text, filters, history, notice)
         except QAError as exc:
-            ans = offline.to_answer(text, offline.polite_refusal(f"Sorry, I cannot answer right now: {exc}"), searched=0)
+            ans = offline.to_answer(
+                text, offline.polite_refusal(f"Sorry, I cannot answer right now: {exc}"), searched=0
+            )
             yield from offline.pieces(ans)
             yield ans
             return
@@ -287,9 +295,7 @@ class TalkQA:
         searched = len(retriever.all_talks(filters))
         # event-level questions are answered from event fields
         if intent.is_event and not intent.speakers:
-            events = _events_in(query, catalog) or (
-                list(catalog.events.values()) if intent.count else []
-            )
+            events = _events_in(query, catalog) or (list(catalog.events.values()) if intent.count else [])
             if events:
                 draft = offline.event_answer(intent, events, catalog)
                 return offline.to_answer(text, draft, searched=searched, notice=notice), [], intent

@@ -94,7 +94,9 @@ class Catalog:
             best = [
                 v
                 for v in vocab
-                if v[0] == low[0] and abs(len(v) - len(low)) <= limit and edit_distance(low, v, limit) <= limit
+                if v[0] == low[0]
+                and abs(len(v) - len(low)) <= limit
+                and edit_distance(low, v, limit) <= limit
             ]
             return min(best, key=lambda v: (edit_distance(low, v, limit), v)) if best else word
 
@@ -105,8 +107,23 @@ class Catalog:
         names = {s for t in self.talks.values() for s in t.speakers}
         return sorted(names, key=lambda n: (-len(normalise_name(n)), n))
 
+    @cached_property
+    def _talks_of_speaker(self) -> dict[str, list[tuple[int, Talk]]]:
+        by_name: dict[str, list[tuple[int, Talk]]] = {}
+        for position, talk in enumerate(self.talks.values()):
+            for name in dict.fromkeys(talk.speakers):
+                by_name.setdefault(name, []).append((position, talk))
+        return by_name
+
     def talks_by_speaker(self, wanted: str) -> list[Talk]:
-        return [t for t in self.talks.values() if any(speaker_matches(wanted, s) for s in t.speakers)]
+        """Talks with a speaker ``wanted`` names, in catalog order (each distinct name is compared once)."""
+        found = {
+            position: talk
+            for name, talks in self._talks_of_speaker.items()
+            if speaker_matches(wanted, name)
+            for position, talk in talks
+        }
+        return [found[p] for p in sorted(found)]
 
     def resolve_event(self, wanted: str) -> list[Event]:
         """Events named by ``wanted`` (an id, the name, or a distinctive part of it)."""

@@ -59,7 +59,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     qa = TalkQA(_settings(args), auto_ingest=False)
     paths = [Path(p) for p in args.paths] or None
-    report = qa.ingest(paths, progress=None if args.json else _progress_bar, prune=True if args.prune else None)
+    report = qa.ingest(
+        paths, progress=None if args.json else _progress_bar, prune=True if args.prune else None
+    )
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
@@ -113,7 +115,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     for rank, hit in enumerate(hits, 1):
         talk = hit.talk
         print(f"{rank:>2}. {talk.title}  [{talk.id}]")
-        print(f"    {', '.join(talk.speakers) or '-'} · {talk.event or '-'} · score {hit.score:.4f} (cos {hit.dense:.2f})")
+        print(
+            f"    {', '.join(talk.speakers) or '-'} · {talk.event or '-'} · score {hit.score:.4f} (cos {hit.dense:.2f})"
+        )
         if hit.passage:
             print(textwrap.indent(textwrap.fill(hit.passage, 96), "    > "))
     return 0

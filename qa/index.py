@@ -9,11 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import pickle
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from llama_index.core.schema import TextNode
+from llama_index.core.schema import BaseNode, TextNode
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from .chunking import CHUNKER_VERSION, chunk_talk, event_text
@@ -22,11 +25,22 @@ from .records import Event, Talk
 from .seeds import SeedLoad
 from .store import event_metadata, talk_metadata
 
-__all__ = ["IngestReport", "content_hash", "ingest", "nodes_for_event", "nodes_for_talk"]
+__all__ = [
+    "GENERATION_KEY",
+    "IngestReport",
+    "all_records",
+    "content_hash",
+    "generation",
+    "ingest",
+    "nodes_for_event",
+    "nodes_for_talk",
+]
 
 logger = logging.getLogger(__name__)
 
 WRITE_BATCH = 512
+#: Collection metadata key holding a token that changes whenever an ingest changes the collection.
+GENERATION_KEY = "talkqa_generation"
 Progress = Callable[[int, int], None]
 
 
@@ -71,7 +85,9 @@ def nodes_for_talk(talk: Talk, digest: str) -> list[TextNode]:
     meta = talk_metadata(talk)
     nodes = []
     for chunk in chunk_talk(talk):
-        node = TextNode(id_=chunk.id, text=chunk.text, metadata={**meta, "chunk": chunk.index, "hash": digest})
+        node = TextNode(
+            id_=chunk.id, text=chunk.text, metadata={**meta, "chunk": chunk.index, "hash": digest}
+        )
         node.excluded_embed_metadata_keys = list(node.metadata)
         node.excluded_llm_metadata_keys = list(node.metadata)
         nodes.append(node)
@@ -148,17 +164,68 @@ def ingest(
         vectors = embed.embed_sorted([n.get_content() for n in batch])
         for node, vector in zip(batch, vectors, strict=True):
             node.embedding = vector.tolist()
-        store.add(batch)
+        store.add(list[BaseNode](batch))
         done += len(batch)
         report.embedded_chunks += len(batch)
         if progress:
             progress(done, total)
+    if todo or replace_ids or stale or not generation(collection):
+        _bump_generation(collection)
     logger.info("ingest: %s", report.to_dict())
     return report
 
 
-def all_records(collection: Any) -> tuple[list[Talk], list[Event]]:
-    """Every talk and event in the collection (first chunk of each)."""
+def generation(collection: Any) -> str | None:
+    """The token of the collection's last changing ingest (``None`` for an index built before it)."""
+    token = (collection.metadata or {}).get(GENERATION_KEY)
+    return str(token) if token else None
+
+
+def _bump_generation(collection: Any) -> None:
+    # Chroma refuses metadata that restates hnsw:* keys, and keeps the space without them
+    kept = {k: v for k, v in (collection.metadata or {}).items() if not k.startswith("hnsw:")}
+    try:
+        collection.modify(metadata={**kept, GENERATION_KEY: uuid.uuid4().hex})
+    except Exception as exc:  # the token only keys caches; without it they fall back to a full read
+        logger.warning("could not record the ingest generation: %s", exc)
+
+
+def all_records(collection: Any, cache_dir: Path | None = None) -> tuple[list[Talk], list[Event]]:
+    """Every talk and event in the collection (first chunk of each).
+
+    With ``cache_dir``, the records are kept in a pickle named by the collection's ingest
+    generation, so a start after an unchanged index reads one file instead of every talk's metadata.
+    """
+    token = generation(collection) if cache_dir else None
+    path = cache_dir / f"records-{token}.pkl" if cache_dir and token else None
+    if path and path.exists():
+        try:
+            with path.open("rb") as fh:
+                talks, events = pickle.load(fh)
+            return talks, events
+        except Exception:  # a half-written or foreign cache is rebuilt
+            logger.warning("catalog cache at %s unreadable; reading the index", path)
+    talks, events = _read_records(collection)
+    if path:
+        _write_atomically(path, (talks, events))
+    return talks, events
+
+
+def _write_atomically(path: Path, value: object) -> None:
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for old in path.parent.glob("records-*.pkl"):
+            old.unlink(missing_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as fh:
+            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        Path(fh.name).replace(path)
+    except OSError as exc:  # the cache is optional
+        logger.warning("could not write the catalog cache %s: %s", path, exc)
+
+
+def _read_records(collection: Any) -> tuple[list[Talk], list[Event]]:
     from .store import event_from_metadata, talk_from_metadata
 
     got = collection.get(where={"chunk": 0}, include=["metadatas"])

@@ -11,49 +11,228 @@ from functools import lru_cache
 
 __all__ = [
     "Intent",
-    "strip_instructions",
-    "content_words",
     "analyse",
     "clean_question",
+    "content_words",
     "name_similarity",
     "normalise_name",
     "speaker_matches",
     "stem",
+    "strip_instructions",
     "terms",
 ]
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.]*[a-z0-9+#]|[a-z0-9]")
 _DASHES = re.compile(r"[\-\u2010-\u2015\u2212/]")
 STOPWORDS = frozenset(
-    """a about above after again all also am an and any are as at be been before being below between both
-    but by can could did do does doing down during each few for from further had has have having he her
-    here hers him his how i if in into is it its itself just me more most my no nor not of off on once only
-    or other our ours out over own same she should so some such than that the their theirs them then there
-    these they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours
-    talk talks session sessions presentation presentations cover covers covered covering discuss discusses
-    discussed mention mentions mentioned describe describes described present presented presenting give
-    gave given speak spoke speaker speakers tell explain explains explained list show find anyone someone
-    please one ones there's what's which's conference scale event involve involves involving use uses
-    using used related regarding anything something work works deal deals dealt address addresses talked
-    held hold""".split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "talk",
+        "talks",
+        "session",
+        "sessions",
+        "presentation",
+        "presentations",
+        "cover",
+        "covers",
+        "covered",
+        "covering",
+        "discuss",
+        "discusses",
+        "discussed",
+        "mention",
+        "mentions",
+        "mentioned",
+        "describe",
+        "describes",
+        "described",
+        "present",
+        "presented",
+        "presenting",
+        "give",
+        "gave",
+        "given",
+        "speak",
+        "spoke",
+        "speaker",
+        "speakers",
+        "tell",
+        "explain",
+        "explains",
+        "explained",
+        "list",
+        "show",
+        "find",
+        "anyone",
+        "someone",
+        "please",
+        "one",
+        "ones",
+        "there's",
+        "what's",
+        "which's",
+        "conference",
+        "scale",
+        "event",
+        "involve",
+        "involves",
+        "involving",
+        "use",
+        "uses",
+        "using",
+        "used",
+        "related",
+        "regarding",
+        "anything",
+        "something",
+        "work",
+        "works",
+        "deal",
+        "deals",
+        "dealt",
+        "address",
+        "addresses",
+        "talked",
+        "held",
+        "hold",
+    ]
 )
 _LIST_CUES = re.compile(
     r"^\s*(which|what|list|any|show|find|name|are there|were there|is there|did anyone|who)\b.*\b(talks?|sessions?|"
     r"present(ed|ations?)?|spoke|speak|gave|give|talked)\b|\ball (the )?talks\b",
     re.I,
 )
-_LONGER = re.compile(r"\b(longer|more|over|above|at least|exceeding|greater)\b(?: than)?\s*(\d+)\s*(min|minutes|m)\b", re.I)
-_SHORTER = re.compile(r"\b(shorter|less|under|below|at most|fewer)\b(?: than)?\s*(\d+)\s*(min|minutes|m)\b", re.I)
+_LONGER = re.compile(
+    r"\b(longer|more|over|above|at least|exceeding|greater)\b(?: than)?\s*(\d+)\s*(min|minutes|m)\b", re.I
+)
+_SHORTER = re.compile(
+    r"\b(shorter|less|under|below|at most|fewer)\b(?: than)?\s*(\d+)\s*(min|minutes|m)\b", re.I
+)
 _EXTREME = re.compile(r"\b(longest|shortest)\b", re.I)
 _EXACT = re.compile(r"\b(?:exactly\s+)?(\d+)[\s-]*(?:min|minutes?)\b(?:\s+long)?", re.I)
-_N_SPEAKERS = re.compile(
-    r"\b(one|two|three|four|five|six|\d+)\s+(speakers|presenters|people)\b", re.I
-)
+_N_SPEAKERS = re.compile(r"\b(one|two|three|four|five|six|\d+)\s+(speakers|presenters|people)\b", re.I)
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _COUNT = re.compile(r"\bhow many (talks|sessions|presentations)\b", re.I)
 _DATE = re.compile(r"\b(when|date|held on)\b", re.I)
-_AUDIENCE = re.compile(r"\b(who is .* for|who('s| is) it for|audience|who should (attend|come)|intended for)\b", re.I)
+_AUDIENCE = re.compile(
+    r"\b(who is .* for|who('s| is) it for|audience|who should (attend|come)|intended for)\b", re.I
+)
 _TOPICS = re.compile(r"\b(what topics|which topics|topics (of|at|for|does|did))\b", re.I)
 _YEAR = re.compile(r"\b(20\d{2})\b")
 

@@ -295,7 +295,9 @@ def _parse_programme(lines: Sequence[str], source: str) -> Listing:
             if len(cells) != 3:
                 problems.append(
                     SeedFormatError(
-                        source, number, f"the row has {len(cells)} columns, expected 3 (title | author | length)"
+                        source,
+                        number,
+                        f"the row has {len(cells)} columns, expected 3 (title | author | length)",
                     )
                 )
                 continue
@@ -320,7 +322,9 @@ def _parse_programme(lines: Sequence[str], source: str) -> Listing:
     if not talks:
         where = problems[0].line if problems else table_at + 1
         raise SeedFormatError(source, where, "the table holds no readable talk row")
-    return Listing(source=source, event=event, talks=_assign_ids(talks, event, source), problems=tuple(problems))
+    return Listing(
+        source=source, event=event, talks=_assign_ids(talks, event, source), problems=tuple(problems)
+    )
 
 
 def _assign_ids(talks: Iterable[Talk], event: Event | None, source: str) -> tuple[Talk, ...]:
@@ -340,7 +344,11 @@ def seed_files(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             for child in sorted(path.rglob("*")):
-                if child.is_file() and child.suffix.lower() in LISTING_SUFFIXES and not child.name.startswith("."):
+                if (
+                    child.is_file()
+                    and child.suffix.lower() in LISTING_SUFFIXES
+                    and not child.name.startswith(".")
+                ):
                     found[child.resolve()] = None
         else:
             found[path.resolve()] = None
@@ -353,7 +361,9 @@ def read_listing(path: Path) -> Listing:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise SeedFormatError(source, 1, f"the file is {size} bytes; listings over {MAX_FILE_BYTES} are refused")
+            raise SeedFormatError(
+                source, 1, f"the file is {size} bytes; listings over {MAX_FILE_BYTES} are refused"
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise SeedFormatError(source, 1, f"cannot read the file ({exc.strerror or exc})") from exc

@@ -16,7 +16,9 @@ from .conftest import DATA, SEEDS
 
 def test_embedding_is_real_and_content_sensitive() -> None:
     embed = MiniLMEmbedding(threads=1)
-    v = embed.embed(["training large language models on GPUs", "LLM training across 10,000 GPUs", "baking bread"])
+    v = embed.embed(
+        ["training large language models on GPUs", "LLM training across 10,000 GPUs", "baking bread"]
+    )
     assert v.shape == (3, 384)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.1
@@ -31,7 +33,13 @@ def test_ingest_is_incremental(tmp_path: Path) -> None:
     assert first.embedded_chunks >= 48
 
     again = qa.ingest()
-    assert (again.added, again.updated, again.removed, again.unchanged, again.embedded_chunks) == (0, 0, 0, 48, 0)
+    assert (again.added, again.updated, again.removed, again.unchanged, again.embedded_chunks) == (
+        0,
+        0,
+        0,
+        48,
+        0,
+    )
 
     listing = seeds / "004_3bf2ab7da770e100.txt"
     listing.write_text(listing.read_text().replace("Arctic is a 480B", "Arctic is a 481B"))
@@ -59,7 +67,11 @@ def test_bad_files_are_reported_and_good_ones_indexed(tmp_path: Path) -> None:
     assert any(s.startswith("binary.txt:1:") for s in report.skipped)
     assert any(s.startswith("half_table.txt:10:") for s in report.skipped)
     assert any(s.startswith("missing_column.txt:6:") for s in report.skipped)
-    assert {t.title for t in qa.talks()} == {"A Complete Talk", "Good Talk About Queues", "Erasure Coding at Exabyte Scale"}
+    assert {t.title for t in qa.talks()} == {
+        "A Complete Talk",
+        "Good Talk About Queues",
+        "Erasure Coding at Exabyte Scale",
+    }
 
 
 def test_extra_paths_are_added_without_pruning(seeded_qa) -> None:  # type: ignore[no-untyped-def]
@@ -78,5 +90,5 @@ def test_index_built_by_another_model_is_refused(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path)
     client = make_client(settings)
     client.create_collection("talks", metadata={"hnsw:space": "cosine", "embed_model": "other-model"})
-    with pytest.raises(IndexNotReadyError, match="ingest --rebuild|another --data-dir"):
+    with pytest.raises(IndexNotReadyError, match=r"ingest --rebuild|another --data-dir"):
         open_collection(client, "talks", "all-MiniLM-L6-v2-onnx-int8", create=True)

@@ -61,14 +61,20 @@ def test_tricky_records(seeds) -> None:  # type: ignore[no-untyped-def]
     assert four.speakers == ("Vipin Sirohi", "Mohamed Fawzy", "Bugra Gedik", "Vikas Mehta")
     assert by_title["Event Welcome"].duration_min == 4
     arctic = by_title["Training Arctic"]
-    assert arctic.truncated and arctic.abstract.endswith("…") and arctic.abstract_text.endswith("3.5 trillion")
+    assert (
+        arctic.truncated and arctic.abstract.endswith("…") and arctic.abstract_text.endswith("3.5 trillion")
+    )
     assert arctic.event_date == "2024-06-12" and arctic.year == 2024
     assert not any(t.title.lower() == "nothing matches" for t in seeds.talks)
 
 
 def test_events(seeds) -> None:  # type: ignore[no-untyped-def]
     events = {e.name: e for e in seeds.events}
-    assert set(events) == {"@Scale: Networking 2025", "@Scale: Systems & Reliability 2025", "Systems @Scale 2024"}
+    assert set(events) == {
+        "@Scale: Networking 2025",
+        "@Scale: Systems & Reliability 2025",
+        "Systems @Scale 2024",
+    }
     sys24 = events["Systems @Scale 2024"]
     assert (sys24.date, sys24.format, sys24.year) == ("2024-06-12", "online", 2024)
     assert "storage engineers" in sys24.audience
@@ -115,7 +121,10 @@ def test_duplicate_files_get_unique_ids(tmp_path: Path) -> None:
     for name in ("a.txt", "b.txt"):
         (tmp_path / name).write_text((DATA / "good_extra.txt").read_text())
     ids = [t.id for t in load_seeds([tmp_path]).talks]
-    assert ids == ["extra-conf-2026/erasure-coding-at-exabyte-scale", "extra-conf-2026/erasure-coding-at-exabyte-scale-2"]
+    assert ids == [
+        "extra-conf-2026/erasure-coding-at-exabyte-scale",
+        "extra-conf-2026/erasure-coding-at-exabyte-scale-2",
+    ]
 
 
 def test_table_without_any_good_row_is_an_error() -> None:
