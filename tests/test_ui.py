@@ -48,9 +48,7 @@ def free_port() -> int:
 @contextmanager
 def serve(qa: TalkQA) -> Iterator[str]:
     app = build_app(qa)
-    _, url, _ = app.launch(
-        server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True
-    )
+    _, url, _ = app.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
     try:
         yield url
     finally:

@@ -40,7 +40,8 @@ ALL = ""
 SEARCHING = '<div class="answer"><p><em>Searching the talks…</em></p></div>'
 TABLE_HEADERS = ["Event", "Year", "Title", "Speakers", "Minutes"]
 THEME_CSS = """
-.gradio-container { max-width: 1280px !important; margin: auto; }
+.gradio-container { max-width: 1280px !important; width: 100% !important; margin: auto; }
+#talks-table, #talks-table * { font-family: var(--font) !important; }
 #status .status { display: flex; gap: 1.5em; flex-wrap: wrap; font-size: 0.95em; opacity: 0.85; }
 #status .notice { margin-top: 0.4em; padding: 0.4em 0.7em; border-radius: 6px;
   background: #fff7e0; color: #6b4a00; border: 1px solid #f0d48a; }
@@ -63,6 +64,7 @@ a.cite:hover { background: #e0e7ff; }
 .sources .cut { opacity: 0.6; font-style: italic; }
 .sources mark { background: #fde68a; color: inherit; padding: 0 1px; border-radius: 2px; }
 #examples button { font-size: 0.85em; }
+.examples-label p { margin: 0.2em 0 -0.4em 0; font-size: 0.9em; opacity: 0.8; }
 """
 # Clicking a marker scrolls to and flashes its card, whatever the chat's own link handling does.
 HEAD_JS = """
@@ -209,7 +211,7 @@ def build_app(qa: TalkQA) -> TalkQAApp:
                     chatbot = gr.Chatbot(
                         label="Answers",
                         elem_id="chat",
-                        height=480,
+                        height=440,
                         sanitize_html=True,
                         render_markdown=True,
                         latex_delimiters=[],
@@ -227,6 +229,7 @@ def build_app(qa: TalkQA) -> TalkQAApp:
                         )
                         send = gr.Button("Ask", variant="primary", scale=1, min_width=80)
                         reset = gr.Button("Clear", scale=1, min_width=80)
+                    gr.Markdown("**Try one of these:**", elem_classes="examples-label")
                     with gr.Row(elem_id="examples"):
                         example_buttons = [gr.Button(q, size="sm") for q in EXAMPLES]
                 with gr.Column(scale=2):

@@ -192,11 +192,15 @@ def cards_html(answer: Answer | None, turn: int = 0) -> str:
     return '<div class="sources">' + head + "".join(cards) + "</div>"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def status_html(answerer: str, talks: int, events: int, notice: str | None = None) -> str:
     """The status line: answerer, index size and the latest answer's notice, if any."""
     line = (
         f'<div class="status"><span>Answerer: <b>{escape(answerer)}</b></span>'
-        f"<span>{talks} talks from {events} events indexed</span></div>"
+        f"<span>{_count(talks, 'talk')} from {_count(events, 'event')} indexed</span></div>"
     )
     if notice:
         line += f'<div class="notice" role="status">⚠ {escape(notice)}</div>'
