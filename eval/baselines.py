@@ -117,9 +117,7 @@ class _ChunkBaseline:
             talk_id = str(r.node.metadata["talk_id"])
             number = numbers.setdefault(talk_id, len(numbers) + 1)
             lines.append(f"{r.node.get_content().strip()} [{number}]")
-        citations = tuple(
-            Citation(number=n, talk=self.talks[talk_id], quote="") for talk_id, n in numbers.items()
-        )
+        citations = tuple(Citation(number=n, talk=self.talks[talk_id], quote="") for talk_id, n in numbers.items())
         return Answer(question=question, text="\n\n".join(lines), citations=citations, answerer=self.name)
 
 

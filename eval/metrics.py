@@ -47,7 +47,8 @@ FAILURE_KINDS = (
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’\-]*[a-z0-9]|[a-z0-9]")
 _MARKER = re.compile(r"\[(\d+)\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[A-Z0-9“\"(\[*>])")
+# a sentence ends at . ! ? … and any citation markers right after it ("It is fast. [1] Next")
+_SENTENCE_END = re.compile(r"[.!?…]+[\"”’')]*(?:[ \t]*\[\d+(?:,\s*\d+)*\])*[ \t]+(?=[A-Z0-9“\"(*])")
 #: Function words plus the answer templates' own vocabulary, which no talk text needs to hold.
 _STOP_WORDS = """
     a about above after again all also am an and any are as at be been being but by can could did do
@@ -178,6 +179,18 @@ def supported(sentence: str, source: str, share: float = SUPPORT_SHARE) -> bool 
     return sum(w in have for w in words) / len(words) >= share
 
 
+def _split(line: str) -> list[str]:
+    """>>> _split("PFC is tuned. [1] ECN too [2]. Done")
+    ['PFC is tuned. [1]', 'ECN too [2].', 'Done']
+    """
+    out, start = [], 0
+    for match in _SENTENCE_END.finditer(line):
+        out.append(line[start : match.end()].strip())
+        start = match.end()
+    out.append(line[start:].strip())
+    return [s for s in out if s]
+
+
 def answer_sentences(text: str) -> list[tuple[str, tuple[int, ...]]]:
     """Sentences of a markdown answer, each with the citation numbers it carries.
 
@@ -200,8 +213,7 @@ def answer_sentences(text: str) -> list[tuple[str, tuple[int, ...]]]:
             continue
         quoted = line.startswith(">")
         line = line.lstrip("> ").strip()
-        for sentence in _SENTENCE_END.split(line):
-            sentence = sentence.strip()
+        for sentence in _split(line):
             if not sentence:
                 continue
             numbers = tuple(int(n) for n in _MARKER.findall(sentence))
@@ -234,25 +246,23 @@ def claims_text(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
-def grounded_sentences(text: str, sources: Mapping[int, str]) -> tuple[int, int]:
-    """(supported, checked) sentences of an answer, given each citation number's talk text.
+def grounded_sentences(text: str, sources: Mapping[int, str]) -> list[tuple[str, bool]]:
+    """Each checkable sentence of an answer with its verdict, given each citation number's talk text.
 
     A sentence is checked against the talks it cites, or all cited talks when it cites none.
 
     >>> grounded_sentences("Arctic has 480B parameters [1]. Pinterest built a key-value store [1].",
     ...                    {1: "Arctic: a 480B parameter MoE"})
-    (1, 2)
+    [('Arctic has 480B parameters [1].', True), ('Pinterest built a key-value store [1].', False)]
     """
     everything = "\n".join(sources.values())
-    good = checked = 0
+    verdicts = []
     for sentence, numbers in answer_sentences(text):
         source = "\n".join(sources.get(n, "") for n in numbers) if numbers else everything
         verdict = supported(_MARKER.sub(" ", sentence), source)
-        if verdict is None:
-            continue
-        checked += 1
-        good += verdict
-    return good, checked
+        if verdict is not None:
+            verdicts.append((sentence, verdict))
+    return verdicts
 
 
 def failure_kinds(

@@ -18,6 +18,7 @@ ANSWERS = (
     "answer_accuracy",
     "fact_accuracy",
     "groundedness",
+    "groundedness_overlap",
     "citations_resolve",
 )
 LABELS = {
@@ -33,6 +34,7 @@ LABELS = {
     "answer_accuracy": "accuracy (overall)",
     "fact_accuracy": "fact acc.",
     "groundedness": "groundedness",
+    "groundedness_overlap": "grounded (overlap)",
     "citations_resolve": "citations resolve",
 }
 SHORT = {
@@ -48,6 +50,7 @@ SHORT = {
     "answer_accuracy": "ans.acc",
     "fact_accuracy": "facts",
     "groundedness": "grounded",
+    "groundedness_overlap": "overlap",
     "citations_resolve": "resolve",
 }
 TYPE_COLUMNS = ("hit@5", "citation_recall", "citation_precision", "answer_accuracy", "fact_accuracy")
@@ -65,9 +68,7 @@ def metrics_json(results: dict[str, Any]) -> dict[str, Any]:
         "questions": results["questions"],
         "grounding_checker": results["grounding_checker"],
         "notes": results["notes"],
-        "systems": {
-            name: {k: v for k, v in run.items() if k != "records"} for name, run in results["systems"].items()
-        },
+        "systems": {name: {k: v for k, v in run.items() if k != "records"} for name, run in results["systems"].items()},
     }
 
 
@@ -87,10 +88,6 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return out
-
-
-def _short(talk_id: str) -> str:
-    return talk_id.split("/", 1)[-1]
 
 
 def render_markdown(results: dict[str, Any]) -> str:
@@ -145,25 +142,31 @@ def render_markdown(results: dict[str, Any]) -> str:
         if not name.startswith("talkqa"):
             continue
         for r in failed[:FAILURES_SHOWN]:
-            gold = ", ".join(_short(g) for g in r["gold"]) or "(none: should refuse)"
-            cited = ", ".join(_short(c) for c in r["cited"]) or "(nothing)"
+            gold = ", ".join(f"`{g}`" for g in r["gold"]) or "(none: should refuse)"
+            cited = ", ".join(f"`{c}`" for c in r["cited"]) or "(nothing)"
             lines.append(
                 f"- **{r['id']}** ({r['type']}; {', '.join(r['failures'])}) {r['question']}  \n"
                 f"  gold: {gold}  \n  cited: {cited}"
             )
+            if "unsupported sentence" in r["failures"]:
+                flagged = " / ".join(f"“{u}”" for u in r["unsupported"][:3])
+                lines[-1] += f"  \n  unsupported: {flagged}"
         if len(failed) > FAILURES_SHOWN:
             lines.append(f"- … and {len(failed) - FAILURES_SHOWN} more in `results.json`.")
     return "\n".join(lines) + "\n"
 
 
-def _bars(ax: Any, groups: Sequence[str], series: dict[str, list[float]], title: str) -> None:
+def _bars(ax: Any, groups: Sequence[str], series: dict[str, list[float | None]], title: str) -> None:
+    """Grouped bars; a metric that does not apply to a system is drawn as an "n/a" label, not a 0."""
     import numpy as np
 
     x = np.arange(len(groups))
     width = 0.8 / max(1, len(series))
     for i, (label, values) in enumerate(series.items()):
-        bars = ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)
-        ax.bar_label(bars, labels=[f"{v:.2f}" for v in values], fontsize=7, padding=1, rotation=90)
+        heights = [v or 0.0 for v in values]
+        bars = ax.bar(x + (i - (len(series) - 1) / 2) * width, heights, width, label=label)
+        texts = ["n/a" if v is None else f"{v:.2f}" for v in values]
+        ax.bar_label(bars, labels=texts, fontsize=7, padding=1, rotation=90)
     ax.set_xticks(x, groups, rotation=20, ha="right")
     ax.set_ylim(0, 1.18)
     ax.set_ylabel("score (0–1)")
@@ -195,8 +198,7 @@ def write_charts(results: dict[str, Any], out: Path) -> list[Path]:
     types = sorted({t for run in systems.values() for t in run["by_type"]})
     fig, ax = plt.subplots(figsize=(11, 5), dpi=110)
     series = {
-        name: [(run["by_type"].get(t) or {}).get("answer_accuracy") or 0.0 for t in types]
-        for name, run in systems.items()
+        name: [(run["by_type"].get(t) or {}).get("answer_accuracy") for t in types] for name, run in systems.items()
     }
     _bars(ax, types, series, "Accuracy (cites a gold talk / refuses when it should) by question type")
     fig.tight_layout()
@@ -211,9 +213,7 @@ def write_report(results: dict[str, Any], out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     slim = metrics_json(results)
     for name, run in results["systems"].items():
-        slim["systems"][name]["records"] = [
-            {k: v for k, v in r.items() if k != "text"} for r in run["records"]
-        ]
+        slim["systems"][name]["records"] = [{k: v for k, v in r.items() if k != "text"} for r in run["records"]]
     (out / "results.json").write_text(json.dumps(slim, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "report.md").write_text(render_markdown(results), encoding="utf-8")
     return [out / "results.json", out / "report.md", *write_charts(results, out)]

@@ -40,20 +40,6 @@ SYSTEMS = ("naive-rag", "bm25", "talkqa-offline", "talkqa-llm")
 RANK_K = 10
 #: "Every citation resolves to a retrieved talk": citations ⊆ the system's top-50 talks.
 RESOLVE_K = 50
-HEADLINE = (
-    "hit@1",
-    "hit@5",
-    "recall@10",
-    "mrr",
-    "citation_recall",
-    "citation_precision",
-    "refusal_accuracy",
-    "answer_precision",
-    "answer_accuracy",
-    "fact_accuracy",
-    "groundedness",
-    "citations_resolve",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,31 +100,42 @@ def _library_verify() -> Callable[..., Any] | None:
     return verify
 
 
-def grounding(answer: Answer, verify: Callable[..., Any] | None) -> float | None:
-    """Share of the answer's checkable sentences that the talks they cite support.
+@dataclass(frozen=True, slots=True)
+class Grounding:
+    """How well an answer's sentences are supported by the talks they cite (shares in 0..1)."""
+
+    share: float | None
+    overlap_share: float | None
+    unsupported: tuple[str, ...] = ()
+
+
+def grounding(answer: Answer, verify: Callable[..., Any] | None) -> Grounding | None:
+    """Check the answer's sentences against its cited talks, with ``qa.grounding.verify`` when the
+    library has it and always with the eval's own overlap check (``metrics.grounded_sentences``).
 
     Reference lines are rendered from the talk's own fields, so only the prose and quotes are
-    checked (``metrics.claims_text``). ``None`` for an answer with no citations or no claims.
+    checked (``metrics.claims_text``). ``None`` for an answer with no citations.
     """
     if not answer.citations:
         return None
     text = m.claims_text(answer.text)
-    if verify is not None:
-        try:
-            checked = verify(text, {c.number: c.talk for c in answer.citations})
-        except Exception as exc:  # another module's seam: fall back rather than lose the run
-            logger.warning("qa.grounding.verify failed (%s); using the eval word-overlap check", exc)
-        else:
-            share = float(checked.supported_share)
-            return None if share == 0.0 and not checked.unsupported_sentences else share
-    good, total = m.grounded_sentences(text, {c.number: source_text(c.talk) for c in answer.citations})
-    return good / total if total else None
+    verdicts = m.grounded_sentences(text, {c.number: source_text(c.talk) for c in answer.citations})
+    overlap = sum(ok for _, ok in verdicts) / len(verdicts) if verdicts else None
+    unsupported = tuple(s for s, ok in verdicts if not ok)
+    if verify is None:
+        return Grounding(overlap, overlap, unsupported)
+    try:
+        checked = verify(text, {c.number: c.talk for c in answer.citations})
+    except Exception as exc:  # another module's seam: fall back rather than lose the run
+        logger.warning("qa.grounding.verify failed (%s); using the eval overlap check", exc)
+        return Grounding(overlap, overlap, unsupported)
+    flagged = tuple(checked.unsupported_sentences)
+    share = float(checked.supported_share)
+    return Grounding(None if share == 0.0 and not flagged else share, overlap, flagged)
 
 
 # ---- scoring -----------------------------------------------------------------------------------
-def score_answer(
-    q: Question, ranked: Sequence[str], answer: Answer, grounded: float | None
-) -> dict[str, Any]:
+def score_answer(q: Question, ranked: Sequence[str], answer: Answer, grounded: Grounding | None) -> dict[str, Any]:
     """One question's record: what was retrieved and cited, and every per-question metric."""
     cited = list(dict.fromkeys(c.talk.id for c in answer.citations))
     top = list(ranked[:RANK_K])
@@ -161,7 +158,9 @@ def score_answer(
         # refusal metrics are defined where the right behaviour is clear: cite gold, or refuse
         "correct": m.is_correct(cited, q.gold, q.answerable) if with_gold or not q.answerable else None,
         "facts_ok": m.facts_present(answer.text, q.facts) if q.facts else None,
-        "grounded": grounded,
+        "grounded": grounded.share if grounded else None,
+        "grounded_overlap": grounded.overlap_share if grounded else None,
+        "unsupported": list(grounded.unsupported) if grounded else [],
         "resolves": set(cited) <= set(ranked[:RESOLVE_K]) if cited else None,
         "failures": m.failure_kinds(
             cited=cited,
@@ -170,7 +169,7 @@ def score_answer(
             answerable=q.answerable,
             facts=q.facts,
             text=answer.text,
-            grounded=grounded,
+            grounded=grounded.share if grounded else None,
         ),
     }
 
@@ -200,6 +199,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "answer_accuracy": _share([r["correct"] for r in judged]),
         "fact_accuracy": m.mean(float(r["facts_ok"]) for r in records if r["facts_ok"] is not None),
         "groundedness": m.mean(r["grounded"] for r in records),
+        "groundedness_overlap": m.mean(r["grounded_overlap"] for r in records),
         "citations_resolve": _share(resolves),
         "counts": {
             "retrieval": sum(r["hit@1"] is not None for r in records),
