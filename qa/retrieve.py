@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import pickle
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ RRF_K = 60
 MIN_LEXICAL_MASS = 1.2
 UNKNOWN_TERM_WEIGHT = 2.0
 DENSE_CANDIDATES = 40
+#: Above this many allowed talks, Chroma filters on year/event fields instead of a long ``talk_id`` list.
+MAX_ID_FILTER = 500
 BM25_CANDIDATES = 40
 
 
@@ -61,6 +64,7 @@ class HybridRetriever:
         self._lock = threading.Lock()
         store = ChromaVectorStore(chroma_collection=collection)
         self._index = VectorStoreIndex.from_vector_store(store, embed_model=embed)
+        self._load_terms()
 
     # ---- filters -------------------------------------------------------------------------
     def allowed_ids(self, filters: Filters | None) -> set[str] | None:
@@ -80,10 +84,21 @@ class HybridRetriever:
         return {t.id for t in talks}
 
     # ---- the two retrievers ------------------------------------------------------------
-    def _dense(self, query: str, allowed: set[str] | None) -> list[NodeWithScore]:
+    def _dense(
+        self, query: str, allowed: set[str] | None, filters: Filters | None = None
+    ) -> list[NodeWithScore]:
         conditions = [MetadataFilter(key="kind", value="talk")]
-        if allowed is not None:
-            conditions.append(MetadataFilter(key="talk_id", value=sorted(allowed), operator=FilterOperator.IN))
+        if allowed is not None and len(allowed) > MAX_ID_FILTER and filters and not filters.speaker:
+            # the same talks as ``allowed``, said in two conditions rather than thousands of ids
+            if filters.year:
+                conditions.append(MetadataFilter(key="year", value=filters.year))
+            if filters.event:
+                events = sorted(e.id for e in self.catalog.resolve_event(filters.event))
+                conditions.append(MetadataFilter(key="event_id", value=events, operator=FilterOperator.IN))
+        elif allowed is not None:
+            conditions.append(
+                MetadataFilter(key="talk_id", value=sorted(allowed), operator=FilterOperator.IN)
+            )
         retriever = self._index.as_retriever(
             similarity_top_k=DENSE_CANDIDATES, filters=MetadataFilters(filters=conditions)
         )
@@ -108,10 +123,11 @@ class HybridRetriever:
             except Exception:  # a half-written or foreign cache is rebuilt
                 logger.warning("BM25 cache at %s unreadable; rebuilding", path)
         got = self.collection.get(where={"kind": "talk"}, include=["documents", "metadatas"])
-        nodes = [
-            metadata_dict_to_node(meta, text=doc)
-            for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
-        ]
+        nodes = []
+        for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+            node = metadata_dict_to_node(meta, text=doc)
+            node.metadata = {"talk_id": meta["talk_id"]}  # all BM25 hits need; keeps its cache small
+            nodes.append(node)
         if not nodes:
             return None
         retriever = BM25Retriever.from_defaults(
@@ -125,12 +141,47 @@ class HybridRetriever:
         return retriever
 
     def fingerprint(self) -> str:
-        """Changes whenever the indexed talks change; keys the BM25 cache."""
+        """Changes whenever the indexed talks change; keys the BM25 cache.
+
+        Cheap when the collection records its ingest generation; else a hash of every talk.
+        """
+        from .index import generation
+
+        token = generation(self.collection)
+        if token:
+            return hashlib.sha256(f"{token}:{len(self.catalog.talks)}".encode()).hexdigest()[:16]
         digest = hashlib.sha256()
         for talk_id in sorted(self.catalog.talks):
             digest.update(talk_id.encode())
             digest.update(repr(self.catalog.talks[talk_id]).encode())
         return digest.hexdigest()[:16]
+
+    def _load_terms(self) -> None:
+        """Per-talk term sets and vocabulary from the cache of this fingerprint, else computed and saved."""
+        if not self._bm25_dir:
+            return
+        path = self._bm25_dir / f"terms-{self.fingerprint()}.pkl"
+        if path.exists():
+            try:
+                with path.open("rb") as fh:
+                    self.catalog.__dict__.update(pickle.load(fh))  # the catalog's cached_property slots
+                return
+            except Exception:
+                logger.warning("term cache at %s unreadable; recomputing", path)
+        if not self.catalog.talks:
+            return
+        cached = {name: getattr(self.catalog, name) for name in ("talk_terms", "vocabulary")}
+        try:
+            import tempfile
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            for old in path.parent.glob("terms-*.pkl"):
+                old.unlink(missing_ok=True)
+            with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as tmp:
+                pickle.dump(cached, tmp, protocol=pickle.HIGHEST_PROTOCOL)
+            Path(tmp.name).replace(path)
+        except OSError as exc:  # the cache is optional
+            logger.warning("could not write the term cache %s: %s", path, exc)
 
     def _lexical(self, query: str, allowed: set[str] | None) -> list[NodeWithScore]:
         bm25 = self._bm25_retriever()
@@ -151,7 +202,7 @@ class HybridRetriever:
         allowed = self.allowed_ids(filters)
         if allowed is not None and not allowed:
             return []
-        dense = self._dense(query, allowed)
+        dense = self._dense(query, allowed, filters)
         lexical = self._lexical(query, allowed)
         fused: dict[str, float] = {}
         cosine: dict[str, float] = {}
@@ -177,7 +228,13 @@ class HybridRetriever:
             lexical_share = coverage(query_terms, talk_terms, weights) if mass >= MIN_LEXICAL_MASS else 0.0
             passage = " ".join(best_sentences(talk, query_terms, weights, limit=2))
             hits.append(
-                Hit(talk=talk, score=score, passage=passage, dense=cosine.get(talk_id, 0.0), lexical=lexical_share)
+                Hit(
+                    talk=talk,
+                    score=score,
+                    passage=passage,
+                    dense=cosine.get(talk_id, 0.0),
+                    lexical=lexical_share,
+                )
             )
         hits.sort(key=lambda h: (-h.score, -h.dense, h.talk.id))
         return hits[:k] if k else hits

@@ -110,9 +110,11 @@ def make_client(settings: Settings) -> Any:
     if settings.chroma_url:
         url = urlparse(settings.chroma_url)
         if not url.hostname:
-            raise StoreUnavailableError(f"--chroma-url {settings.chroma_url!r} is not like http://127.0.0.1:8000")
+            raise StoreUnavailableError(
+                f"--chroma-url {settings.chroma_url!r} is not like http://127.0.0.1:8000"
+            )
         try:
-            client = chromadb.HttpClient(
+            client: Any = chromadb.HttpClient(
                 host=url.hostname,
                 port=url.port or (443 if url.scheme == "https" else 8000),
                 ssl=url.scheme == "https",
