@@ -1,0 +1,278 @@
+"""Benchmarks: ``python -m bench.run [--sizes 1000,10000,100000] [--quick] [--work DIR]``.
+
+Every measurement runs in a fresh child process (``bench.measure``) pinned to one thread, so each
+size and phase has its own peak RSS. A phase whose result is already in ``WORK/<size>/<phase>.json``
+is reused (``--fresh`` re-runs everything), so a long 100k ingest can be run once, in the
+background, and reported later. Writes ``bench/results.json``, ``bench/RESULTS.md`` and
+``bench/PROFILE.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.chroma_server import ChromaServer
+from bench.synth import write_corpus
+
+__all__ = ["main"]
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+SEEDS = REPO / "seeds"
+QUESTIONS = REPO / "eval" / "questions.jsonl"
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1"}
+
+
+def child(phase: str, args: dict[str, Any], cache: Path | None = None, fresh: bool = False) -> dict[str, Any]:
+    """Run one phase in a fresh process; reuse ``cache`` when it holds a result."""
+    if cache and cache.exists() and not fresh:
+        try:
+            return dict(json.loads(cache.read_text()))
+        except ValueError:
+            pass
+    print(f"  {phase} {args.get('label', '')} ...", flush=True)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.measure", phase, json.dumps(args)],
+        cwd=REPO,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{phase} failed:\n{proc.stderr[-3000:]}")
+    result = dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    result["wall_s"] = round(time.perf_counter() - start, 1)
+    if cache:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(result))
+    return result
+
+
+def run_size(size: int, work: Path, n: int, fresh: bool, server: bool) -> dict[str, Any]:
+    root = work / str(size)
+    corpus, home = root / "corpus", root / "home"
+    if fresh or not corpus.exists():
+        write_corpus(corpus, size)
+    base = {"home": str(home), "seeds": [str(corpus)], "n": n, "label": f"{size} talks"}
+    out: dict[str, Any] = {"size": size}
+    out["ingest"] = child("ingest", base, root / "ingest.json", fresh)
+    out["query_embedded"] = child("query", base, root / "query_embedded.json", fresh)
+    if server:
+        # the server serves a copy of the embedded store: the same data, no second embedding run
+        served = root / "server-store"
+        if fresh or not served.exists():
+            shutil.rmtree(served, ignore_errors=True)
+            shutil.copytree(home / "chroma", served)
+        with ChromaServer(served, log=root / "chroma.log") as chroma:
+            args = {**base, "home": str(root / "server-home"), "chroma_url": chroma.url, "label": "server"}
+            out["query_server"] = child("query", args, root / "query_server.json", fresh)
+    out["baseline"] = child(
+        "baseline", {**base, "home": str(root / "baseline"), "label": "baseline"}, root / "baseline.json", fresh
+    )
+    return out
+
+
+def seeds_phase(work: Path, fresh: bool) -> dict[str, Any]:
+    """Cold ingest + re-ingest of the real seeds, server ingest, cold CLI ask, retrieval quality."""
+    root = work / "seeds"
+    if fresh:
+        shutil.rmtree(root, ignore_errors=True)
+    home = root / "home"
+    out: dict[str, Any] = {}
+    out["ingest"] = child("ingest", {"home": str(home), "seeds": [str(SEEDS)], "label": "seeds"}, root / "ingest.json")
+    with ChromaServer(root / "server-store", log=root / "chroma.log") as chroma:
+        out["ingest_server"] = child(
+            "ingest",
+            {
+                "home": str(root / "server-home"),
+                "seeds": [str(SEEDS)],
+                "chroma_url": chroma.url,
+                "label": "seeds via server",
+            },
+            root / "ingest_server.json",
+        )
+    times = []
+    talkqa = Path(sys.executable).parent / "talkqa"
+    env = {**ENV, "TALKQA_HOME": str(home), "TALKQA_ANSWERER": "offline"}
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run([str(talkqa), "ask", "which talks cover PFC tuning?"], env=env, capture_output=True, check=True)
+        times.append(time.perf_counter() - start)
+    out["cli_ask_cold_s"] = {"runs": [round(t, 2) for t in times], "median": round(statistics.median(times), 2)}
+    out["quality"] = quality(home, root / "baseline")
+    return out
+
+
+def quality(home: Path, baseline_home: Path) -> dict[str, Any]:
+    """hit@5 and MRR over answerable questions with gold talks: TalkQA.search vs the baseline."""
+    from bench.baseline import Baseline
+    from qa import Settings, TalkQA
+
+    if not QUESTIONS.exists():
+        return {"skipped": f"{QUESTIONS} not found"}
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("answerable") and r.get("gold")]
+    qa = TalkQA(Settings(home=home, seeds=[SEEDS], answerer="offline", threads=1), auto_ingest=False)
+    base = Baseline(baseline_home, [SEEDS])
+    if not (baseline_home / "baseline-chroma").exists():
+        base.build()
+    systems = {
+        "talkqa": lambda q: [h.talk.id for h in qa.search(q, 5)],
+        "baseline": lambda q: list(dict.fromkeys(base.retrieve(q, 5))),
+    }
+    out: dict[str, Any] = {"questions": len(rows)}
+    for name, fn in systems.items():
+        hits, rr = 0, 0.0
+        for row in rows:
+            ranked = fn(row["question"])[:5]
+            gold = set(row["gold"])
+            first = next((i for i, t in enumerate(ranked) if t in gold), None)
+            hits += first is not None
+            rr += 1.0 / (first + 1) if first is not None else 0.0
+        out[name] = {"hit@5": round(hits / len(rows), 3), "mrr": round(rr / len(rows), 3)}
+    return out
+
+
+def profile(work: Path, size: int) -> dict[str, Any]:
+    root = work / str(size)
+    return child(
+        "profile",
+        {
+            "home": str(root / "home"),
+            "seeds": [str(root / "corpus")],
+            "batch_seeds": [str(root / "corpus")],
+            "scratch": str(work / "profile-scratch"),
+            "label": f"{size} talks",
+        },
+        root / "profile.json",
+    )
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.1f}×" if a and b else "–"
+
+
+def render(results: dict[str, Any]) -> str:
+    lines = [
+        "# TalkQA benchmarks",
+        "",
+        f"Machine: {results['machine']}. One thread (OMP_NUM_THREADS=1, "
+        "Settings(threads=1)); the CPU was shared with other engineers' test runs, so wall times are "
+        "pessimistic. Latencies are warm (after 3 warm-up calls), offline answerer, synthetic questions "
+        "(`bench.measure.synthetic_queries`). Baseline: naive LlamaIndex (SentenceSplitter chunks, same "
+        "MiniLM embedding, Chroma, dense top-5 retrieve); ratio = TalkQA / baseline.",
+        "",
+    ]
+    lines += [
+        "## Ingest",
+        "",
+        "| corpus | talks | cold ingest s | talks/s | re-ingest s | re-embedded | "
+        "peak MB | baseline talks/s | baseline peak MB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    seeds = results.get("seeds", {})
+    for label, ing in (("seeds", seeds.get("ingest")), ("seeds via server", seeds.get("ingest_server"))):
+        if ing:
+            lines.append(
+                f"| {label} | {ing['talks']} | {ing['cold_s']} | {ing['talks_per_s']} | "
+                f"{ing['reingest_s']} | {ing['reingest_embedded']} | {ing['peak_mb']} | | |"
+            )
+    for size in results["sizes"]:
+        ing, bl = size.get("ingest", {}), size.get("baseline", {})
+        lines.append(
+            f"| synthetic {size['size']} | {ing.get('talks')} | {ing.get('cold_s')} | "
+            f"{ing.get('talks_per_s')} | {ing.get('reingest_s')} | {ing.get('reingest_embedded')} | "
+            f"{ing.get('peak_mb')} | {bl.get('talks_per_s', '–')} | {bl.get('peak_mb', '–')} |"
+        )
+    lines += [
+        "",
+        "## Query latency (ms, warm)",
+        "",
+        "| corpus | mode | start s | call | p50 | p95 | ratio p50 vs baseline | peak MB |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size in results["sizes"]:
+        base = size.get("baseline", {}).get("retrieve", {})
+        if base:
+            lines.append(
+                f"| {size['size']} | baseline | {size['baseline'].get('start_s')} | dense top-5 | "
+                f"{base['p50_ms']} | {base['p95_ms']} | 1.0× | {size['baseline'].get('peak_mb')} |"
+            )
+        for mode in ("embedded", "server"):
+            q = size.get(f"query_{mode}")
+            if not q:
+                continue
+            for call in ("ask", "search", "ask_year", "ask_event", "search_speaker", "ask_speaker_question"):
+                m = q[call]
+                lines.append(
+                    f"| {size['size']} | {mode} | {q['start_s']} | {call} | {m['p50_ms']} | "
+                    f"{m['p95_ms']} | {_ratio(m['p50_ms'], base.get('p50_ms'))} | {q['peak_mb']} |"
+                )
+    if seeds.get("cli_ask_cold_s"):
+        lines += [
+            "",
+            f"Cold `talkqa ask` (subprocess, index built, real seeds): median "
+            f"{seeds['cli_ask_cold_s']['median']} s (runs {seeds['cli_ask_cold_s']['runs']}).",
+        ]
+    qual = seeds.get("quality")
+    if qual and "talkqa" in qual:
+        lines += [
+            "",
+            f"## Retrieval quality on the real seeds ({qual['questions']} answerable questions with gold)",
+            "",
+            "| system | hit@5 | MRR |",
+            "|---|---|---|",
+        ]
+        for name in ("talkqa", "baseline"):
+            lines.append(f"| {name} | {qual[name]['hit@5']} | {qual[name]['mrr']} |")
+    if results.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in results["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="TalkQA benchmarks")
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--quick", action="store_true", help="fewer queries, no server mode above 10k")
+    parser.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "talkqa-bench")
+    parser.add_argument("--fresh", action="store_true", help="ignore cached phase results")
+    parser.add_argument("--no-seeds", action="store_true", help="skip the real-seed phases")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    n = 15 if args.quick else 40
+    results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores, {sys.platform}", "sizes": [], "notes": []}
+    if not args.no_seeds:
+        print("real seeds", flush=True)
+        results["seeds"] = seeds_phase(args.work, args.fresh)
+    for size in sizes:
+        print(f"{size} talks", flush=True)
+        try:
+            results["sizes"].append(run_size(size, args.work, n, args.fresh, server=not args.quick or size <= 10_000))
+        except RuntimeError as exc:
+            results["notes"].append(f"{size}: {exc}")
+    if sizes:
+        results["profile"] = profile(args.work, sizes[0])
+        (BENCH / "PROFILE.md").write_text(
+            "# Profiles\n\n## One warm ask\n\n```\n" + results["profile"]["ask"] + "```\n\n"
+            f"## One ingest batch ({results['profile']['batch_nodes']} chunks)\n\n```\n"
+            + results["profile"]["ingest_batch"]
+            + "```\n"
+        )
+    (BENCH / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (BENCH / "RESULTS.md").write_text(render(results))
+    print(f"wrote {BENCH / 'RESULTS.md'}")
+
+
+if __name__ == "__main__":
+    main()
