@@ -121,6 +121,16 @@ def test_chat_follow_up_uses_history(client: Any) -> None:
     assert "Advancing Flash Storage" not in cards
 
 
+def test_notice_and_empty_question(client: Any) -> None:
+    from gradio_client.exceptions import AppError
+
+    long_question = "which talks cover PFC tuning? " + "please " * 400
+    _, _, _, status = client.predict(long_question, [], "", "", "", api_name="/chat")
+    assert 'class="notice"' in status and "cut" in status
+    with pytest.raises(AppError, match="Type a question"):
+        client.predict("   ", [], "", "", "", api_name="/chat")
+
+
 def test_filters_narrow_retrieval(client: Any, server: tuple[str, TalkQA]) -> None:
     qa = server[1]
     networking = next(e for e in qa.events() if "Networking" in e.name)
