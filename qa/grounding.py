@@ -25,6 +25,7 @@ from .query import stem, terms
 from .records import Citation, Hit, Talk
 
 __all__ = [
+    "MIN_MARKER_SUPPORT",
     "MIN_SUPPORT",
     "Markers",
     "Verified",
@@ -37,6 +38,8 @@ __all__ = [
 #: Share of a sentence's content words that must occur in its cited talks (numbers must all occur).
 #: Calibrated on SmolLM2 answers to eval/questions.jsonl and hand-written wrong sentences (docs/llm.md).
 MIN_SUPPORT = 0.5
+#: In a sentence citing several talks, a talk whose own support is below this loses its marker.
+MIN_MARKER_SUPPORT = 0.34
 
 _MARKER = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 # a sentence ends at . ! ? (plus closing quotes) and any citation markers that follow it
@@ -70,6 +73,7 @@ class Verified:
     dropped: tuple[str, ...]
     unsupported_sentences: tuple[str, ...]
     supported_share: float
+    repeated: int = 0
 
     @property
     def ok(self) -> bool:
@@ -188,6 +192,17 @@ def _renumber(text: str, mapping: Mapping[int, int], valid: set[int]) -> str:
     return re.sub(r"[ \t]{2,}", " ", text)
 
 
+def _remove_numbers(sentence: str, remove: set[int]) -> str:
+    if not remove:
+        return sentence
+
+    def replace(match: re.Match[str]) -> str:
+        kept = [p.strip() for p in re.split(r"[,;]", match.group(1)) if int(p) not in remove]
+        return f"[{', '.join(kept)}]" if kept else ""
+
+    return _MARKER.sub(replace, sentence)
+
+
 def _best_quote(talk: Talk, sentences: Sequence[str]) -> str:
     abstract = split_sentences(talk.abstract_text)
     if not abstract:
@@ -199,7 +214,11 @@ def _best_quote(talk: Talk, sentences: Sequence[str]) -> str:
 
 
 def verify(
-    text: str, hits_by_number: Mapping[int, Hit | Talk], *, min_support: float = MIN_SUPPORT
+    text: str,
+    hits_by_number: Mapping[int, Hit | Talk],
+    *,
+    min_support: float = MIN_SUPPORT,
+    min_marker_support: float = MIN_MARKER_SUPPORT,
 ) -> Verified:
     """Keep the sentences of ``text`` that its cited talks support; renumber; quote.
 
@@ -221,24 +240,34 @@ def verify(
 
     kept: list[str] = []
     unsupported: list[str] = []
-    checked = passed = 0
+    seen: set[str] = set()
+    checked = passed = repeated = 0
     for sentence in split_answer(text):
         if not sentence.strip():
             kept.append(sentence)
             continue
         numbers = _numbers_in(sentence, valid)
-        against = [talks[n] for n in numbers] if numbers else cited_anywhere
-        if not _content(sentence):
-            kept.append(sentence)  # "Yes." or a bare list bullet: nothing to check
+        words = _content(sentence)
+        if not words and not numbers:
+            kept.append(sentence)  # "Yes." or "Sources:": claims nothing, cites nothing
             continue
+        key = " ".join(words) + "|" + ",".join(map(str, sorted(numbers)))
+        if key in seen:  # small models loop: a repeated sentence is shown once
+            repeated += 1
+            kept.append("\n" if sentence.endswith("\n") else "")
+            continue
+        seen.add(key)
         checked += 1
-        if against and support(sentence, against) >= min_support:
+        against = [talks[n] for n in numbers] if numbers else cited_anywhere
+        if words and against and support(sentence, against) >= min_support:
             passed += 1
+            if len(numbers) > 1:  # "[1][4]": keep only the markers whose talk supports it alone
+                weak = {n for n in numbers if support(sentence, [talks[n]]) < min_marker_support}
+                sentence = _remove_numbers(sentence, weak if weak != set(numbers) else set())
             kept.append(sentence)
-        else:
+        else:  # unsupported, or markers with no claim ("[1] [2] [3]")
             unsupported.append(sentence.strip())
-            if sentence.endswith("\n"):
-                kept.append("\n")
+            kept.append("\n" if sentence.endswith("\n") else "")
 
     body = re.sub(r"\n{3,}", "\n\n", "".join(kept)).strip()
     order = parse_citations(body, valid).found
@@ -255,9 +284,10 @@ def verify(
     )
     share = passed / checked if checked else 0.0
     return Verified(
-        text=body if citations else "",
+        text=body if citations and passed else "",
         citations=citations,
         dropped=dropped,
         unsupported_sentences=tuple(unsupported),
         supported_share=share,
+        repeated=repeated,
     )
