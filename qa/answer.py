@@ -103,6 +103,12 @@ def _draft(lead: str, talks: Sequence[Talk], query_terms: Sequence[str], idf: di
 
 def no_answer(question: str, searched: int, catalog: Catalog | None = None) -> Draft:
     """The honest "no talk covers this", saying how much was searched."""
+    if searched == 0:
+        return Draft(
+            lead="No talk matches the chosen filters (event, year or speaker); clear them to search all talks.",
+            entries=(),
+            citations=(),
+        )
     lead = (
         f"No talk covers that. I searched {searched} talks and none of them matches “{topic_of(question)}”."
     )

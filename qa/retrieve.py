@@ -218,6 +218,9 @@ class HybridRetriever:
         # a term no talk uses weighs like a mid-frequency one: it may be off-topic, or just phrasing
         weights = {t: self.catalog.idf.get(t, UNKNOWN_TERM_WEIGHT) for t in query_terms}
         known_terms = [t for t in query_terms if t in self.catalog.idf]
+        # in a small corpus even a term found in one talk has a low IDF: cap the bar at that
+        n_talks = len(self.catalog.talks)
+        min_mass = min(MIN_LEXICAL_MASS, math.log(1 + (n_talks - 0.5) / 1.5) - 1e-9)
         hits = []
         for talk_id, score in fused.items():
             talk = self.catalog.talks.get(talk_id)
@@ -225,7 +228,7 @@ class HybridRetriever:
                 continue
             talk_terms = self.catalog.talk_terms.get(talk_id, set())
             mass = sum(weights[t] for t in set(known_terms) & talk_terms)
-            lexical_share = coverage(query_terms, talk_terms, weights) if mass >= MIN_LEXICAL_MASS else 0.0
+            lexical_share = coverage(query_terms, talk_terms, weights) if mass >= min_mass else 0.0
             passage = " ".join(best_sentences(talk, query_terms, weights, limit=2))
             hits.append(
                 Hit(
