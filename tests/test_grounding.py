@@ -61,7 +61,7 @@ def test_support_is_content_sensitive() -> None:
 def test_support_rejects_a_number_the_talk_does_not_state() -> None:
     assert support("The RoCE links are 400G [1].", [PFC]) == 1.0
     assert support("The RoCE links are 800G [1].", [PFC]) == 0.0
-    assert support("The talk lasts 25 minutes [1].", [PFC]) == 1.0  # length is part of the talk's text
+    assert support("The talk is 25 minutes [1].", [PFC]) == 1.0  # length is part of the talk's text
 
 
 # ---- verify ----------------------------------------------------------------------------------
