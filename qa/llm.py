@@ -148,9 +148,7 @@ class OpenAIAnswerer:
             if close is not None:
                 close()
 
-    def _relay(
-        self, question: str, hits: Sequence[Hit], fallback: Answer, response: Any
-    ) -> Iterator[str | Answer]:
+    def _relay(self, question: str, hits: Sequence[Hit], fallback: Answer, response: Any) -> Iterator[str | Answer]:
         pieces = self._deltas(response)
         finish: str | None = None
         first: str | None = None
@@ -203,14 +201,10 @@ class OpenAIAnswerer:
     def _fallback(self, fallback: Answer, why: str) -> Answer:
         return replace(
             fallback,
-            notice=_join(
-                fallback.notice, f"The LLM ({self.name}) failed: {why}; this is the offline answer."
-            ),
+            notice=_join(fallback.notice, f"The LLM ({self.name}) failed: {why}; this is the offline answer."),
         )
 
-    def _finish(
-        self, question: str, hits: Sequence[Hit], fallback: Answer, text: str, finish: str | None
-    ) -> Answer:
+    def _finish(self, question: str, hits: Sequence[Hit], fallback: Answer, text: str, finish: str | None) -> Answer:
         notes: list[str] = []
         if finish == "length":
             cut = _complete_sentences(text)
@@ -235,9 +229,7 @@ class OpenAIAnswerer:
             )
             notes.append(f"{n} {were} removed")
         if verified.dropped:
-            notes.append(
-                "citations of sources that were not given were dropped: " + ", ".join(verified.dropped)
-            )
+            notes.append("citations of sources that were not given were dropped: " + ", ".join(verified.dropped))
         notice = "; ".join(notes)
         return Answer(
             question=question,
