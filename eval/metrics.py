@@ -47,6 +47,8 @@ FAILURE_KINDS = (
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'’\-]*[a-z0-9]|[a-z0-9]")
 _MARKER = re.compile(r"\[(\d+)\]")
+# "It is fast. [1]" -> "It is fast [1]." so a sentence splitter cannot cut the marker off
+_TRAILING_MARKERS = re.compile(r"([.!?…]+)((?:[ \t]*\[\d+\])+)")
 # a sentence ends at . ! ? … and any citation markers right after it ("It is fast. [1] Next")
 _SENTENCE_END = re.compile(r"[.!?…]+[\"”’')]*(?:[ \t]*\[\d+(?:,\s*\d+)*\])*[ \t]+(?=[A-Z0-9“\"(*])")
 #: Function words plus the answer templates' own vocabulary, which no talk text needs to hold.
@@ -191,6 +193,17 @@ def _split(line: str) -> list[str]:
     return [s for s in out if s]
 
 
+def _cite(sentence: str, number: int) -> str:
+    """Put ``[number]`` before the sentence's closing punctuation.
+
+    >>> _cite("We tune PFC.", 1), _cite("It is cut…", 2), _cite("No stop", 3)
+    ('We tune PFC [1].', 'It is cut [2]…', 'No stop [3]')
+    """
+    body = sentence.rstrip()
+    end = len(body.rstrip(".!?…"))
+    return f"{body[:end]} [{number}]{body[end:]}"
+
+
 def answer_sentences(text: str) -> list[tuple[str, tuple[int, ...]]]:
     """Sentences of a markdown answer, each with the citation numbers it carries.
 
@@ -224,10 +237,10 @@ def answer_sentences(text: str) -> list[tuple[str, tuple[int, ...]]]:
 def claims_text(text: str) -> str:
     """The answer's claims as cited prose: reference lines (``[n] **Title** — speakers · event``,
     rendered by code from the talk's own fields) are dropped, and the quote under one becomes a
-    sentence citing ``[n]``.
+    sentence citing ``[n]``. Markers after a sentence's full stop move before it.
 
-    >>> claims_text("Two talks:\\n\\n[1] **PFC** — Adi · 2025\\n> We tune PFC.\\n\\n[2] **ECN**")
-    'Two talks:\\n\\nWe tune PFC. [1]'
+    >>> claims_text("PFC is tuned. [1]\\n\\n[1] **PFC** — Adi · 2025\\n> We tune PFC.\\n\\n[2] **ECN**")
+    'PFC is tuned [1].\\n\\nWe tune PFC [1].'
     """
     out: list[str] = []
     ref: int | None = None
@@ -238,11 +251,11 @@ def claims_text(text: str) -> str:
             ref = int(match.group(1))
             continue
         if line.startswith(">") and ref is not None:
-            out.append(f"{line.lstrip('> ').strip()} [{ref}]")
+            out.append(" ".join(_cite(s, ref) for s in _split(line.lstrip("> "))))
             continue
         if not line:
             ref = None
-        out.append(line)
+        out.append(_TRAILING_MARKERS.sub(r"\2\1", line))
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 

@@ -83,10 +83,10 @@ def test_claims_text_turns_offline_entries_into_cited_quotes() -> None:
     )
     claims = m.claims_text(text)
     assert "**" not in claims and "2025-08-13" not in claims
-    assert "We tune PFC thresholds. [1]" in claims
-    assert "Arctic is a MoE. [2]" in claims
+    assert "We tune PFC thresholds [1]." in claims
+    assert "Arctic is a MoE [2]." in claims
     sentences = dict(m.answer_sentences(claims))
-    assert sentences["Arctic is a MoE. [2]"] == (2,)
+    assert sentences["Arctic is a MoE [2]."] == (2,)
 
 
 def test_failure_kinds_name_each_problem() -> None:
@@ -104,3 +104,11 @@ def test_failure_kinds_name_each_problem() -> None:
 def test_mean_ignores_missing_values() -> None:
     assert m.mean([1.0, 0.0, None, 0.5]) == 0.5
     assert m.mean([]) is None
+
+
+def test_marker_after_full_stop_stays_with_its_sentence() -> None:
+    claims = m.claims_text("Arctic has 480B parameters. [2] Pinterest built KVStore. [1]")
+    assert dict(m.answer_sentences(claims)) == {
+        "Arctic has 480B parameters [2].": (2,),
+        "Pinterest built KVStore [1].": (1,),
+    }
