@@ -189,7 +189,7 @@ def write_charts(results: dict[str, Any], out: Path) -> list[Path]:
         ("answers.png", ANSWERS, "Answers: citations, refusals, facts, grounding"),
     ):
         fig, ax = plt.subplots(figsize=(11, 5), dpi=110)
-        series = {name: [run["metrics"][c] or 0.0 for c in columns] for name, run in systems.items()}
+        series = {name: [run["metrics"][c] for c in columns] for name, run in systems.items()}
         _bars(ax, [LABELS[c] for c in columns], series, title)
         fig.tight_layout()
         fig.savefig(out / filename)
