@@ -16,9 +16,7 @@ from .conftest import DATA, SEEDS
 
 def test_embedding_is_real_and_content_sensitive() -> None:
     embed = MiniLMEmbedding(threads=1)
-    v = embed.embed(
-        ["training large language models on GPUs", "LLM training across 10,000 GPUs", "baking bread"]
-    )
+    v = embed.embed(["training large language models on GPUs", "LLM training across 10,000 GPUs", "baking bread"])
     assert v.shape == (3, 384)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.1

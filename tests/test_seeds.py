@@ -61,9 +61,7 @@ def test_tricky_records(seeds) -> None:  # type: ignore[no-untyped-def]
     assert four.speakers == ("Vipin Sirohi", "Mohamed Fawzy", "Bugra Gedik", "Vikas Mehta")
     assert by_title["Event Welcome"].duration_min == 4
     arctic = by_title["Training Arctic"]
-    assert (
-        arctic.truncated and arctic.abstract.endswith("…") and arctic.abstract_text.endswith("3.5 trillion")
-    )
+    assert arctic.truncated and arctic.abstract.endswith("…") and arctic.abstract_text.endswith("3.5 trillion")
     assert arctic.event_date == "2024-06-12" and arctic.year == 2024
     assert not any(t.title.lower() == "nothing matches" for t in seeds.talks)
 
