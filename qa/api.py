@@ -116,7 +116,7 @@ class TalkQA:
         with self._lock:
             collection = self._open()
             if self._retriever is None:
-                talks, events = all_records(collection)
+                talks, events = all_records(collection, cache_dir=self.settings.home / "catalog")
                 self._retriever = HybridRetriever(
                     collection, self.embed, Catalog.of(talks, events), self.settings.home / "bm25"
                 )

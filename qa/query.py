@@ -385,7 +385,9 @@ def find_speakers(question: str, known: Iterable[str]) -> tuple[str, ...]:
     """
     words = normalise_name(question).split()
     capitalised = {normalise_name(w) for w in re.findall(r"\b[A-Z][a-zA-Z]+", question)}
-    known = list(known)
+    # cheap prefilter: a name is only compared when one of its words starts like a question word
+    prefixes = {w[:3] for w in words}
+    known = [n for n in known if any(p[:3] in prefixes for p in normalise_name(n).split())]
     full: list[str] = []
     for name in known:
         parts = normalise_name(name).split()
