@@ -109,9 +109,7 @@ def no_answer(question: str, searched: int, catalog: Catalog | None = None) -> D
             entries=(),
             citations=(),
         )
-    lead = (
-        f"No talk covers that. I searched {searched} talks and none of them matches “{topic_of(question)}”."
-    )
+    lead = f"No talk covers that. I searched {searched} talks and none of them matches “{topic_of(question)}”."
     extra = []
     if catalog:
         query_terms = set(terms(question))
@@ -119,8 +117,7 @@ def no_answer(question: str, searched: int, catalog: Catalog | None = None) -> D
             for topic in event.topics:
                 if query_terms and query_terms <= set(terms(topic)) | {"talk"}:
                     extra.append(
-                        f"The topic list of {event.name} names “{topic}”, but no talk abstract in the "
-                        "listing does."
+                        f"The topic list of {event.name} names “{topic}”, but no talk abstract in the listing does."
                     )
     return Draft(lead=" ".join([lead, *extra[:2]]), entries=(), citations=())
 

@@ -95,18 +95,14 @@ class TalkQA:
     def embed(self) -> Any:
         if self._embed is None:
             s = self.settings
-            self._embed = make_embedding(
-                s.embed_backend, threads=s.threads, batch=s.embed_batch, model=s.embed_model
-            )
+            self._embed = make_embedding(s.embed_backend, threads=s.threads, batch=s.embed_batch, model=s.embed_model)
         return self._embed
 
     def _open(self) -> Any:
         with self._lock:
             if self._collection is None:
                 client = make_client(self.settings)
-                self._collection = open_collection(
-                    client, self.settings.collection, self.embed.model_name, create=True
-                )
+                self._collection = open_collection(client, self.settings.collection, self.embed.model_name, create=True)
                 if self._auto_ingest:
                     self.ingest()
             return self._collection
@@ -167,9 +163,7 @@ class TalkQA:
             return report
 
     # ---- reading -----------------------------------------------------------------------------
-    def talks(
-        self, *, event: str | None = None, year: int | None = None, speaker: str | None = None
-    ) -> list[Talk]:
+    def talks(self, *, event: str | None = None, year: int | None = None, speaker: str | None = None) -> list[Talk]:
         return self.retriever.all_talks(Filters(event, year, speaker))
 
     def events(self) -> list[Event]:
@@ -211,9 +205,7 @@ class TalkQA:
         answerer: str | None = None,
     ) -> Answer:
         """Answer ``question`` with citations; never raises for a bad question."""
-        stream = self.stream(
-            question, event=event, year=year, speaker=speaker, history=history, answerer=answerer
-        )
+        stream = self.stream(question, event=event, year=year, speaker=speaker, history=history, answerer=answerer)
         for _ in stream:
             pass
         if stream.answer is None:  # pragma: no cover - every path ends with an Answer

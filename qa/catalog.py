@@ -94,9 +94,7 @@ class Catalog:
             best = [
                 v
                 for v in vocab
-                if v[0] == low[0]
-                and abs(len(v) - len(low)) <= limit
-                and edit_distance(low, v, limit) <= limit
+                if v[0] == low[0] and abs(len(v) - len(low)) <= limit and edit_distance(low, v, limit) <= limit
             ]
             return min(best, key=lambda v: (edit_distance(low, v, limit), v)) if best else word
 

@@ -59,9 +59,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     qa = TalkQA(_settings(args), auto_ingest=False)
     paths = [Path(p) for p in args.paths] or None
-    report = qa.ingest(
-        paths, progress=None if args.json else _progress_bar, prune=True if args.prune else None
-    )
+    report = qa.ingest(paths, progress=None if args.json else _progress_bar, prune=True if args.prune else None)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
         return 0

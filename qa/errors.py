@@ -35,9 +35,7 @@ class SeedFormatError(QAError):
         self.source = source
         self.line = line
         self.reason = reason
-        super().__init__(
-            f"{source}:{line}: {reason}. Fix or remove this file; the other listings are still indexed."
-        )
+        super().__init__(f"{source}:{line}: {reason}. Fix or remove this file; the other listings are still indexed.")
 
 
 class IndexNotReadyError(QAError):

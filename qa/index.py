@@ -85,9 +85,7 @@ def nodes_for_talk(talk: Talk, digest: str) -> list[TextNode]:
     meta = talk_metadata(talk)
     nodes = []
     for chunk in chunk_talk(talk):
-        node = TextNode(
-            id_=chunk.id, text=chunk.text, metadata={**meta, "chunk": chunk.index, "hash": digest}
-        )
+        node = TextNode(id_=chunk.id, text=chunk.text, metadata={**meta, "chunk": chunk.index, "hash": digest})
         node.excluded_embed_metadata_keys = list(node.metadata)
         node.excluded_llm_metadata_keys = list(node.metadata)
         nodes.append(node)
@@ -145,9 +143,7 @@ def ingest(
             report.updated += isinstance(record, Talk)
         else:
             report.added += isinstance(record, Talk)
-        todo.extend(
-            nodes_for_talk(record, digest) if isinstance(record, Talk) else nodes_for_event(record, digest)
-        )
+        todo.extend(nodes_for_talk(record, digest) if isinstance(record, Talk) else nodes_for_event(record, digest))
     stale = [key for key in existing if key not in wanted] if prune else []
     report.removed = sum(1 for key in stale if not key.startswith("event:"))
 

@@ -24,9 +24,7 @@ def coverage(query_terms: Sequence[str], text_terms: set[str], idf: Mapping[str,
     return sum(idf.get(t, 1.0) for t in unique if t in text_terms) / total
 
 
-def best_sentences(
-    talk: Talk, query_terms: Sequence[str], idf: Mapping[str, float], limit: int = 1
-) -> list[str]:
+def best_sentences(talk: Talk, query_terms: Sequence[str], idf: Mapping[str, float], limit: int = 1) -> list[str]:
     """The abstract's sentences that share the most (IDF-weighted) terms with the question.
 
     Falls back to the first sentence. Order follows the abstract.

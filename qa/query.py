@@ -221,18 +221,14 @@ _LIST_CUES = re.compile(
 _LONGER = re.compile(
     r"\b(longer|more|over|above|at least|exceeding|greater)\b(?: than)?\s*(\d+)\s*(min|minutes|m)\b", re.I
 )
-_SHORTER = re.compile(
-    r"\b(shorter|less|under|below|at most|fewer)\b(?: than)?\s*(\d+)\s*(min|minutes|m)\b", re.I
-)
+_SHORTER = re.compile(r"\b(shorter|less|under|below|at most|fewer)\b(?: than)?\s*(\d+)\s*(min|minutes|m)\b", re.I)
 _EXTREME = re.compile(r"\b(longest|shortest)\b", re.I)
 _EXACT = re.compile(r"\b(?:exactly\s+)?(\d+)[\s-]*(?:min|minutes?)\b(?:\s+long)?", re.I)
 _N_SPEAKERS = re.compile(r"\b(one|two|three|four|five|six|\d+)\s+(speakers|presenters|people)\b", re.I)
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _COUNT = re.compile(r"\bhow many (talks|sessions|presentations)\b", re.I)
 _DATE = re.compile(r"\b(when|date|held on)\b", re.I)
-_AUDIENCE = re.compile(
-    r"\b(who is .* for|who('s| is) it for|audience|who should (attend|come)|intended for)\b", re.I
-)
+_AUDIENCE = re.compile(r"\b(who is .* for|who('s| is) it for|audience|who should (attend|come)|intended for)\b", re.I)
 _TOPICS = re.compile(r"\b(what topics|which topics|topics (of|at|for|does|did))\b", re.I)
 _YEAR = re.compile(r"\b(20\d{2})\b")
 
@@ -340,8 +336,7 @@ def speaker_matches(wanted: str, speaker: str, threshold: float = 0.84) -> bool:
         return name_similarity(" ".join(want), " ".join(have)) >= threshold
     # partial name: every wanted token must match one of the speaker's tokens
     return all(
-        any(SequenceMatcher(None, w, h).ratio() >= threshold and min(len(w), len(h)) >= 3 for h in have)
-        for w in want
+        any(SequenceMatcher(None, w, h).ratio() >= threshold and min(len(w), len(h)) >= 3 for h in have) for w in want
     )
 
 
@@ -433,9 +428,7 @@ def analyse(question: str, known_speakers: Iterable[str] = ()) -> Intent:
         max_minutes=int(shorter.group(2)) if shorter else None,
         extreme=extreme.group(1).lower() if extreme else None,
         exact_minutes=int(exact.group(1)) if exact else None,
-        n_speakers=(
-            int(_NUMBERS.get(n_speakers.group(1).lower(), n_speakers.group(1))) if n_speakers else None
-        ),
+        n_speakers=(int(_NUMBERS.get(n_speakers.group(1).lower(), n_speakers.group(1))) if n_speakers else None),
         count=bool(_COUNT.search(question)),
         event_date=bool(_DATE.search(question)),
         event_audience=bool(_AUDIENCE.search(question)),

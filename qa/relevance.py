@@ -38,9 +38,5 @@ def select(hits: Sequence[Hit], *, wants_list: bool, dense_floor: float, lexical
     if wants_list or not relevant:
         return relevant
     top = relevant[0]
-    close = [
-        h
-        for h in relevant[1:]
-        if h.lexical >= max(top.lexical, lexical_floor) and h.dense >= top.dense - 0.05
-    ]
+    close = [h for h in relevant[1:] if h.lexical >= max(top.lexical, lexical_floor) and h.dense >= top.dense - 0.05]
     return [top, *close][:FACT_MAX_CITATIONS]

@@ -84,9 +84,7 @@ class HybridRetriever:
         return {t.id for t in talks}
 
     # ---- the two retrievers ------------------------------------------------------------
-    def _dense(
-        self, query: str, allowed: set[str] | None, filters: Filters | None = None
-    ) -> list[NodeWithScore]:
+    def _dense(self, query: str, allowed: set[str] | None, filters: Filters | None = None) -> list[NodeWithScore]:
         conditions = [MetadataFilter(key="kind", value="talk")]
         if allowed is not None and len(allowed) > MAX_ID_FILTER and filters and not filters.speaker:
             # the same talks as ``allowed``, said in two conditions rather than thousands of ids
@@ -96,9 +94,7 @@ class HybridRetriever:
                 events = sorted(e.id for e in self.catalog.resolve_event(filters.event))
                 conditions.append(MetadataFilter(key="event_id", value=events, operator=FilterOperator.IN))
         elif allowed is not None:
-            conditions.append(
-                MetadataFilter(key="talk_id", value=sorted(allowed), operator=FilterOperator.IN)
-            )
+            conditions.append(MetadataFilter(key="talk_id", value=sorted(allowed), operator=FilterOperator.IN))
         retriever = self._index.as_retriever(
             similarity_top_k=DENSE_CANDIDATES, filters=MetadataFilters(filters=conditions)
         )

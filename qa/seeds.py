@@ -310,9 +310,7 @@ def _parse_programme(lines: Sequence[str], source: str) -> Listing:
             flush(m.group("text"))
             continue
         if row is not None:
-            problems.append(
-                SeedFormatError(source, number, "the abstract line does not end with '| ||' (cut short?)")
-            )
+            problems.append(SeedFormatError(source, number, "the abstract line does not end with '| ||' (cut short?)"))
             flush(line)
             continue
         if _NAV_ITEM.match(raw):
@@ -322,9 +320,7 @@ def _parse_programme(lines: Sequence[str], source: str) -> Listing:
     if not talks:
         where = problems[0].line if problems else table_at + 1
         raise SeedFormatError(source, where, "the table holds no readable talk row")
-    return Listing(
-        source=source, event=event, talks=_assign_ids(talks, event, source), problems=tuple(problems)
-    )
+    return Listing(source=source, event=event, talks=_assign_ids(talks, event, source), problems=tuple(problems))
 
 
 def _assign_ids(talks: Iterable[Talk], event: Event | None, source: str) -> tuple[Talk, ...]:
@@ -344,11 +340,7 @@ def seed_files(paths: Iterable[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             for child in sorted(path.rglob("*")):
-                if (
-                    child.is_file()
-                    and child.suffix.lower() in LISTING_SUFFIXES
-                    and not child.name.startswith(".")
-                ):
+                if child.is_file() and child.suffix.lower() in LISTING_SUFFIXES and not child.name.startswith("."):
                     found[child.resolve()] = None
         else:
             found[path.resolve()] = None
@@ -361,9 +353,7 @@ def read_listing(path: Path) -> Listing:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise SeedFormatError(
-                source, 1, f"the file is {size} bytes; listings over {MAX_FILE_BYTES} are refused"
-            )
+            raise SeedFormatError(source, 1, f"the file is {size} bytes; listings over {MAX_FILE_BYTES} are refused")
         data = path.read_bytes()
     except OSError as exc:
         raise SeedFormatError(source, 1, f"cannot read the file ({exc.strerror or exc})") from exc

@@ -110,9 +110,7 @@ def make_client(settings: Settings) -> Any:
     if settings.chroma_url:
         url = urlparse(settings.chroma_url)
         if not url.hostname:
-            raise StoreUnavailableError(
-                f"--chroma-url {settings.chroma_url!r} is not like http://127.0.0.1:8000"
-            )
+            raise StoreUnavailableError(f"--chroma-url {settings.chroma_url!r} is not like http://127.0.0.1:8000")
         try:
             client: Any = chromadb.HttpClient(
                 host=url.hostname,

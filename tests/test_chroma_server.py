@@ -37,16 +37,12 @@ def server(tmp_path: Path) -> Iterator[ChromaServer]:
 
 
 def test_server_answers_match_embedded(server: ChromaServer, seeded_qa: TalkQA, tmp_path: Path) -> None:
-    remote = TalkQA(
-        Settings(home=tmp_path / "remote", seeds=[SEEDS], chroma_url=server.url, answerer="offline")
-    )
+    remote = TalkQA(Settings(home=tmp_path / "remote", seeds=[SEEDS], chroma_url=server.url, answerer="offline"))
     report = remote.ingest()
     assert report.talks == len(seeded_qa.talks()) > 0
     for question in QUESTIONS:
         assert _fingerprint(remote.ask(question)) == _fingerprint(seeded_qa.ask(question)), question
-        assert [h.talk.id for h in remote.search(question, 5)] == [
-            h.talk.id for h in seeded_qa.search(question, 5)
-        ]
+        assert [h.talk.id for h in remote.search(question, 5)] == [h.talk.id for h in seeded_qa.search(question, 5)]
     assert remote.ask(QUESTIONS[0], year=2025).citations == seeded_qa.ask(QUESTIONS[0], year=2025).citations
     assert remote.status()["store"] == server.url
 
