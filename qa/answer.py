@@ -221,9 +221,44 @@ def event_answer(intent: Intent, events: Sequence[Event], catalog: Catalog) -> D
             lines.append(f"{event.name} is for: {who}.")
         if intent.event_topics:
             lines.append(f"{event.name} topics: " + ("; ".join(event.topics) or "none listed") + ".")
+        if intent.event_format and not intent.event_date:
+            if event.format:
+                when = f" on {event.date}" if event.date else ""
+                lines.append(f"{event.name} was held {event.format}{when}.")
+            else:
+                lines.append(f"The listing for {event.name} does not say whether it was online or in person.")
+        if intent.event_series:
+            earlier = [s for s in event.series if s != event.name]
+            if earlier:
+                lines.append(f"The listing of {event.name} names these editions of the series: {', '.join(earlier)}.")
+            else:
+                lines.append(f"The listing of {event.name} names no other editions.")
     sources = sorted({e.source for e in events})
     if sources:
         lines.append(f"*(from the event listing{'s' if len(sources) > 1 else ''}: {', '.join(sources)})*")
+    return Draft(lead="\n\n".join(lines), entries=(), citations=())
+
+
+def events_by_topic(question: str, events: Sequence[Event]) -> list[tuple[Event, list[str]]]:
+    """Events whose topic list shares words with the question, with the matching topics.
+
+    >>> ev = Event(id="e", name="E", topics=("Slurm cluster scheduling", "liquid cooling via CDUs"))
+    >>> events_by_topic("which event covered liquid cooling?", [ev])[0][1]
+    ['liquid cooling via CDUs']
+    """
+    wanted = set(terms(question)) - {"topic", "list", "among", "its"}
+    found = []
+    for event in events:
+        matching = [t for t in event.topics if len(wanted & set(terms(t))) >= min(2, len(set(terms(t))))]
+        if matching:
+            found.append((event, matching))
+    return sorted(found, key=lambda item: -len(item[1]))
+
+
+def topic_event_answer(found: Sequence[tuple[Event, list[str]]]) -> Draft:
+    lines = [f"{event.name} lists these topics: " + "; ".join(topics) + "." for event, topics in found]
+    sources = sorted({event.source for event, _ in found})
+    lines.append(f"*(from the event listing{'s' if len(sources) > 1 else ''}: {', '.join(sources)})*")
     return Draft(lead="\n\n".join(lines), entries=(), citations=())
 
 

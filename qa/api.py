@@ -292,6 +292,10 @@ class TalkQA:
             if events:
                 draft = offline.event_answer(intent, events, catalog)
                 return offline.to_answer(text, draft, searched=searched, notice=notice), [], intent
+            by_topic = offline.events_by_topic(query, list(catalog.events.values())) if intent.event_topics else []
+            if by_topic:
+                draft = offline.topic_event_answer(by_topic)
+                return offline.to_answer(text, draft, searched=searched, notice=notice), [], intent
         if intent.is_metadata:
             talks = offline.filter_by_duration(retriever.all_talks(filters), intent)
             hits = [Hit(talk=t, score=1.0) for t in talks]

@@ -228,8 +228,14 @@ _N_SPEAKERS = re.compile(r"\b(one|two|three|four|five|six|\d+)\s+(speakers|prese
 _NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _COUNT = re.compile(r"\bhow many (talks|sessions|presentations)\b", re.I)
 _DATE = re.compile(r"\b(when|date|held on)\b", re.I)
-_AUDIENCE = re.compile(r"\b(who is .* for|who('s| is) it for|audience|who should (attend|come)|intended for)\b", re.I)
-_TOPICS = re.compile(r"\b(what topics|which topics|topics (of|at|for|does|did))\b", re.I)
+_AUDIENCE = re.compile(
+    r"\b(who is .* (for|aimed at)|who('s| is) it for|audiences?|who should (attend|come)|intended for|aimed at|"
+    r"target(s|ed)? (audience|attendees)|which (engineers|attendees))\b|\bwhich audiences\b",
+    re.I,
+)
+_TOPICS = re.compile(r"\b(what topics|which topics|topics (of|at|for|does|did)|among its topics|topic list)\b", re.I)
+_FORMAT_Q = re.compile(r"\b(online|in person|in-person|virtual|format)\b", re.I)
+_SERIES = re.compile(r"\b(earlier|previous|past) (editions?|events?|years?)\b|\bseries\b|\beditions\b", re.I)
 _YEAR = re.compile(r"\b(20\d{2})\b")
 
 
@@ -354,6 +360,8 @@ class Intent:
     event_date: bool = False
     event_audience: bool = False
     event_topics: bool = False
+    event_format: bool = False
+    event_series: bool = False
     year: int | None = None
     speakers: tuple[str, ...] = ()
 
@@ -369,7 +377,14 @@ class Intent:
 
     @property
     def is_event(self) -> bool:
-        return self.count or self.event_date or self.event_audience or self.event_topics
+        return (
+            self.count
+            or self.event_date
+            or self.event_audience
+            or self.event_topics
+            or self.event_format
+            or self.event_series
+        )
 
 
 def find_speakers(question: str, known: Iterable[str]) -> tuple[str, ...]:
@@ -433,6 +448,8 @@ def analyse(question: str, known_speakers: Iterable[str] = ()) -> Intent:
         event_date=bool(_DATE.search(question)),
         event_audience=bool(_AUDIENCE.search(question)),
         event_topics=bool(_TOPICS.search(question)),
+        event_format=bool(_FORMAT_Q.search(question)) and not _LIST_CUES.search(question),
+        event_series=bool(_SERIES.search(question)),
         year=int(year.group(1)) if year else None,
         speakers=speakers,
     )

@@ -86,6 +86,12 @@ def test_event_facts(seeded_qa: TalkQA) -> None:
     assert "2024-06-12" in seeded_qa.ask("When was Systems @Scale 2024 held?").text
     assert "19 talks" in seeded_qa.ask("How many talks were at @Scale: Networking 2025?").text
     assert "gives no date" in seeded_qa.ask("When was @Scale: Networking 2025?").text
+    assert "held online" in seeded_qa.ask("Was Systems @Scale 2024 held online or in person?").text
+    audience = seeded_qa.ask("Which audiences does @Scale: Systems & Reliability 2025 target?").text
+    assert "GPU cluster operators" in audience and "network engineers" not in audience
+    assert "Systems @Scale Summer 2023" in seeded_qa.ask("Which earlier editions of Systems @Scale are listed?").text
+    slurm = seeded_qa.ask("Which event listed Slurm cluster scheduling among its topics?")
+    assert slurm.text.startswith("Systems @Scale 2024 lists these topics: Slurm cluster scheduling")
 
 
 def test_filters_and_follow_up(seeded_qa: TalkQA) -> None:
