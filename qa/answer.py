@@ -132,8 +132,12 @@ def compose(
     hits: Sequence[Hit],
     catalog: Catalog,
     searched: int,
+    scope: str = "",
 ) -> Draft:
-    """Write the offline answer for hits that were already judged relevant."""
+    """Write the offline answer for hits that were already judged relevant.
+
+    ``scope`` (e.g. " in 2024") says which filters narrowed the search; it ends the lead line.
+    """
     query_terms = terms(question)
     idf = {t: catalog.term_weight(t) for t in query_terms}
     talks = [h.talk for h in hits]
@@ -141,7 +145,7 @@ def compose(
         return no_answer(question, searched, catalog)
     if intent.speakers:
         names = " and ".join(intent.speakers)
-        lead = f"{names} gave {count_words(len(talks)).lower()} talk{'s' if len(talks) != 1 else ''}:"
+        lead = f"{names} gave {count_words(len(talks)).lower()} talk{'s' if len(talks) != 1 else ''}{scope}:"
         return _draft(lead, talks, query_terms, idf)
     if intent.is_metadata:
         return _draft(_metadata_lead(intent, talks), talks, query_terms, idf)
@@ -149,9 +153,9 @@ def compose(
         n = len(talks)
         plural = "s" if n != 1 else ""
         if _CUE.match(question) and _CUE.match(question).group(5):  # type: ignore[union-attr]
-            lead = f"{count_words(n)} talk{plural} cover{'s' if n == 1 else ''} {topic_of(question)}:"
+            lead = f"{count_words(n)} talk{plural}{scope} cover{'s' if n == 1 else ''} {topic_of(question)}:"
         else:
-            lead = f"{count_words(n)} talk{plural} match{'es' if n == 1 else ''} your question:"
+            lead = f"{count_words(n)} talk{plural}{scope} match{'es' if n == 1 else ''} your question:"
         return _draft(lead, talks, query_terms, idf)
     draft = _draft("", talks, query_terms, idf)
     top = draft.citations[0]

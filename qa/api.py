@@ -313,7 +313,7 @@ class TalkQA:
                 dense_floor=self.settings.dense_floor,
                 lexical_floor=self.settings.lexical_floor,
             )
-        draft = offline.compose(text, intent, hits, catalog, searched)
+        draft = offline.compose(text, intent, hits, catalog, searched, scope=_scope(filters, catalog))
         return offline.to_answer(text, draft, searched=searched, notice=notice), hits, intent
 
 
@@ -328,6 +328,19 @@ def _merge(previous: Intent, current: Intent) -> Intent:
         speakers=current.speakers or previous.speakers,
         wants_list=True,
     )
+
+
+def _scope(filters: Filters, catalog: Catalog) -> str:
+    """Words for the filters in force, for the answer's lead line ("" when none)."""
+    parts = []
+    events = catalog.resolve_event(filters.event) if filters.event else []
+    if filters.event:
+        parts.append(" at " + (" or ".join(e.name for e in events) if events else filters.event))
+    if filters.year and not (events and all(e.year == filters.year for e in events)):
+        parts.append(f" in {filters.year}")
+    if filters.speaker:
+        parts.append(f" by {filters.speaker}")
+    return "".join(parts)
 
 
 def _strip_event_names(query: str, events: Sequence[Event]) -> str:
