@@ -11,7 +11,7 @@ import json
 import logging
 import pickle
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,7 +131,7 @@ def ingest(
     for talk in load.talks:
         wanted[talk.id] = (content_hash(talk, model_id), talk)
 
-    todo: list[TextNode] = []
+    pending: list[tuple[str, Talk | Event]] = []
     replace_ids: list[str] = []
     for key, (digest, record) in wanted.items():
         old = existing.get(key)
@@ -143,7 +143,7 @@ def ingest(
             report.updated += isinstance(record, Talk)
         else:
             report.added += isinstance(record, Talk)
-        todo.extend(nodes_for_talk(record, digest) if isinstance(record, Talk) else nodes_for_event(record, digest))
+        pending.append((digest, record))
     stale = [key for key in existing if key not in wanted] if prune else []
     report.removed = sum(1 for key in stale if not key.startswith("event:"))
 
@@ -151,24 +151,37 @@ def ingest(
     for batch_start in range(0, len(replace_ids + stale), WRITE_BATCH):
         ids = (replace_ids + stale)[batch_start : batch_start + WRITE_BATCH]
         collection.delete(where={"talk_id": {"$in": ids}})
-    total = len(todo)
-    done = 0
+    total = sum(len(chunk_talk(r)) if isinstance(r, Talk) else 1 for _, r in pending) if progress else 0
     if progress:
         progress(0, total)
-    for start in range(0, total, WRITE_BATCH):
-        batch = todo[start : start + WRITE_BATCH]
+    for batch in _node_batches(pending, WRITE_BATCH):
         vectors = embed.embed_sorted([n.get_content() for n in batch])
         for node, vector in zip(batch, vectors, strict=True):
             node.embedding = vector.tolist()
         store.add(list[BaseNode](batch))
-        done += len(batch)
         report.embedded_chunks += len(batch)
         if progress:
-            progress(done, total)
-    if todo or replace_ids or stale or not generation(collection):
+            progress(report.embedded_chunks, total)
+    if pending or replace_ids or stale or not generation(collection):
         _bump_generation(collection)
     logger.info("ingest: %s", report.to_dict())
     return report
+
+
+def _node_batches(pending: Sequence[tuple[str, Talk | Event]], size: int) -> Iterator[list[TextNode]]:
+    """Nodes of ``pending`` records, about ``size`` at a time, built as they are needed.
+
+    A record's chunks are never split between batches, so an interrupted ingest leaves each talk
+    either whole or absent.
+    """
+    batch: list[TextNode] = []
+    for digest, record in pending:
+        batch.extend(nodes_for_talk(record, digest) if isinstance(record, Talk) else nodes_for_event(record, digest))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def generation(collection: Any) -> str | None:
