@@ -91,14 +91,15 @@ class OpenAIAnswerer:
 
     def _error(self, exc: BaseException) -> LLMError:
         """One ``LLMError`` with a fix-it message for any failure of the openai client."""
+        import httpx
         import openai
 
         s = self.settings
         if isinstance(exc, LLMError):
             return exc
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException)):
             text = f"no reply from {self._where()} within {s.llm_timeout:g}s; raise TALKQA_LLM_TIMEOUT"
-        elif isinstance(exc, openai.APIConnectionError):
+        elif isinstance(exc, (openai.APIConnectionError, httpx.TransportError)):
             text = f"cannot connect to {self._where()}; start the server or fix OPENAI_BASE_URL"
         elif isinstance(exc, openai.RateLimitError):
             text = f"rate limited by {self._where()} (HTTP 429); wait and ask again"

@@ -8,13 +8,15 @@ llama.cpp server and records what passed through. Its ``mode`` decides what the 
                 not a valid key), so the verifier has one invalid marker to drop, deterministically;
 * ``"sleep"``   nothing for ``sleep_s`` seconds (a timeout);
 * ``"status"``  HTTP ``status`` with an error body that echoes the request's API key;
-* ``"cut"``     a streamed reply's first events, then the connection closes (no finish reason).
+* ``"cut"``     a streamed reply's first events, then the connection closes (no finish reason);
+* ``"stall"``   a streamed reply's first events, then nothing for ``sleep_s`` seconds (a read timeout).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import queue
 import re
 import socket
 import threading
@@ -104,24 +106,60 @@ class FaultProxy:
             body = json.dumps({"error": {"message": f"upstream broke (key {key})", "type": "server_error"}})
             self._send(h, self.status, body.encode(), "application/json")
             return
-        status, body, ctype = self._forward(upstream_path, raw)
         streamed = bool(request.get("stream"))
+        if self.mode in ("cut", "stall") and streamed:
+            self._break_stream(h, upstream_path, raw)
+            return
+        status, body, ctype = self._forward(upstream_path, raw)
         if self.mode == "inject":
             body = self._inject(body, request, streamed)
-        if self.mode == "cut" and streamed:
-            events = [e for e in body.split(b"\n\n") if e.strip()]
-            body = b"\n\n".join(events[:3]) + b"\n\n"
-            self.replies.append(sse_content(body))
-            h.send_response(200)
-            h.send_header("Content-Type", "text/event-stream")
-            h.send_header("Connection", "close")
-            h.end_headers()
-            h.wfile.write(body)
-            h.wfile.flush()
-            h.close_connection = True
-            return
         self.replies.append(sse_content(body) if streamed else json.loads(body)["choices"][0]["message"]["content"])
         self._send(h, status, body, ctype)
+
+    def _break_stream(self, h: BaseHTTPRequestHandler, path: str, raw: bytes, events: int = 6) -> None:
+        """Relay the first ``events`` events as they come, then close ("cut") or go silent ("stall").
+
+        While the model reads its prompt the proxy sends SSE comments, so a short client timeout
+        measures the silence after the first text, not the prompt's processing time.
+        """
+        lines: queue.Queue[bytes | None] = queue.Queue()
+
+        def pump() -> None:
+            req = urllib.request.Request(
+                self.upstream + path, data=raw, headers={"Content-Type": "application/json"}, method="POST"
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=120) as resp:
+                    for line in resp:
+                        if line.startswith(b"data: "):
+                            lines.put(line)
+                            if lines.qsize() >= events:
+                                break
+            finally:
+                lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        sent: list[bytes] = []
+        while len(sent) < events:
+            try:
+                line = lines.get(timeout=0.2)
+            except queue.Empty:
+                h.wfile.write(b": waiting\n\n")
+                h.wfile.flush()
+                continue
+            if line is None:
+                break
+            h.wfile.write(line.rstrip(b"\n") + b"\n\n")
+            h.wfile.flush()
+            sent.append(line)
+        self.replies.append(sse_content(b"\n".join(sent)))
+        if self.mode == "stall":
+            time.sleep(self.sleep_s)
+        h.close_connection = True
 
     def _inject(self, body: bytes, request: dict[str, Any], streamed: bool) -> bytes:
         extra = injected_sentence(request)

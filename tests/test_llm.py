@@ -186,15 +186,20 @@ def test_http_errors_fall_back_offline(
     assert_no_key(ans, caplog)  # the error body echoed the key; it must not leak
 
 
-def test_stream_cut_midway_ends_with_offline_answer(llm_server: Any, seeded_qa: Any) -> None:
-    with FaultProxy(llm_server.url, "cut") as proxy:
-        qa = llm_qa(seeded_qa, proxy.url)
+@pytest.mark.parametrize("mode", ["cut", "stall"])
+def test_stream_broken_midway_ends_with_offline_answer(
+    llm_server: Any, seeded_qa: Any, caplog: pytest.LogCaptureFixture, mode: str
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with FaultProxy(llm_server.url, mode, sleep_s=3.0) as proxy:
+        qa = llm_qa(seeded_qa, proxy.url, llm_timeout=1.0)
         stream = qa.stream(QUESTION)
         pieces = list(stream)
     ans = stream.answer
     assert pieces and "".join(pieces) == proxy.replies[0]  # text had been shown: no raise, a final answer
     assert ans is not None and ans.text == _offline_text(seeded_qa)
-    assert ans.notice and "stopped halfway" in ans.notice
+    assert ans.answerer == "offline" and ans.notice and "stopped halfway" in ans.notice
+    assert_no_key(ans, caplog)
 
 
 def test_missing_key_and_url_is_an_llm_error_not_a_crash(seeded_qa: Any) -> None:
