@@ -105,13 +105,14 @@ def split_answer(text: str) -> list[str]:
 
     ``"".join(split_answer(text)) == text``; list items and lines are separate sentences.
 
-    >>> split_answer("PFC is tuned. [1] ECN too [2].\\n- Item [1]")
-    ['PFC is tuned. [1] ', 'ECN too [2].\\n', '- Item [1]']
+    >>> split_answer("PFC is tuned. [1] ECN too [2].\\n1. Item [1]")
+    ['PFC is tuned. [1] ', 'ECN too [2].\\n', '1. Item [1]']
     """
     out: list[str] = []
     for line in text.splitlines(keepends=True):
         start = 0
-        for match in _BOUNDARY.finditer(line):
+        prefix = _LIST_PREFIX.match(line)  # "1. " numbers a list item; it ends no sentence
+        for match in _BOUNDARY.finditer(line, prefix.end() if prefix else 0):
             out.append(line[start : match.end()])
             start = match.end()
         if start < len(line):

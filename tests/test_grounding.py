@@ -145,6 +145,12 @@ def test_list_answers_of_titles_are_supported() -> None:
     assert v.unsupported_sentences == ("- Quantum chess at dawn [2]",)
 
 
+def test_numbered_list_of_titles_is_supported() -> None:
+    v = verify("1. [1] Tuning PFC for RoCE fabrics\n2. [3] Twine at ten\n3. [2] Quantum chess at dawn", TALKS)
+    assert v.text == "1. [1] Tuning PFC for RoCE fabrics\n2. [2] Twine at ten"
+    assert v.supported_share == pytest.approx(2 / 3)
+
+
 def test_split_answer_round_trips() -> None:
     text = "One claim [1]. Another [2][3].\n\n- a bullet [1]\nLast one? Yes."
     assert "".join(split_answer(text)) == text
