@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .chunking import talk_header
+from .chunking import chunk_talk, talk_header
 from .query import STOPWORDS, content_words, normalise_name, speaker_matches, terms
 from .records import Event, Talk
 
@@ -49,6 +49,34 @@ class Catalog:
     @classmethod
     def of(cls, talks: Iterable[Talk], events: Iterable[Event]) -> Catalog:
         return cls({t.id: t for t in talks}, {e.id: e for e in events})
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each talk's place in catalog order."""
+        return {talk_id: i for i, talk_id in enumerate(self.talks)}
+
+    @cached_property
+    def talk_ids_by_year(self) -> dict[int, list[str]]:
+        by_year: dict[int, list[str]] = {}
+        for talk in self.talks.values():
+            if talk.year:
+                by_year.setdefault(talk.year, []).append(talk.id)
+        return by_year
+
+    @cached_property
+    def talk_ids_by_event(self) -> dict[str, list[str]]:
+        by_event: dict[str, list[str]] = {}
+        for talk in self.talks.values():
+            if talk.event_id:
+                by_event.setdefault(talk.event_id, []).append(talk.id)
+        return by_event
+
+    def chunk_ids(self, talk_id: str) -> list[str]:
+        """Ids of a talk's chunks in the index (as ``qa.index`` wrote them), computed once per talk."""
+        cache: dict[str, list[str]] = self.__dict__.setdefault("_chunk_ids", {})
+        if talk_id not in cache:
+            cache[talk_id] = [c.id for c in chunk_talk(self.talks[talk_id])]
+        return cache[talk_id]
 
     @cached_property
     def talk_terms(self) -> dict[str, set[str]]:

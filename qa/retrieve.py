@@ -2,7 +2,9 @@
 
 This is LlamaIndex's ``QueryFusionRetriever`` with one query and ``reciprocal_rerank`` written
 out, because the relevance gate needs each retriever's raw score (cosine similarity and term
-coverage), which the fused score throws away.
+coverage), which the fused score throws away. Both retrievers are asked for ids and scores only
+and filter without a per-row metadata scan, so a warm search costs about the same at 100k talks
+as at 1k (bench/PROFILE.md).
 """
 
 from __future__ import annotations
@@ -16,10 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llama_index.core import VectorStoreIndex
-from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
-from llama_index.vector_stores.chroma import ChromaVectorStore
+import numpy as np
+from llama_index.core.schema import QueryBundle
 
 from .catalog import Catalog
 from .passages import best_sentences, coverage
@@ -35,9 +35,17 @@ RRF_K = 60
 MIN_LEXICAL_MASS = 1.2
 UNKNOWN_TERM_WEIGHT = 2.0
 DENSE_CANDIDATES = 40
+#: An unfiltered dense query fetches this many times the chunks it keeps (events share the collection).
+DENSE_OVERFETCH = 2
+#: Filters that leave at most this many talks are scored exactly against those talks' stored vectors.
+EXACT_MAX_TALKS = 300
+#: A larger filtered set keeps the allowed chunks of one unfiltered query when that query needs at most
+#: this many results; rarer sets fall back to a Chroma ``where`` (slow at size: it reads every matching row).
+MAX_OVERFETCH = 4000
 #: Above this many allowed talks, Chroma filters on year/event fields instead of a long ``talk_id`` list.
 MAX_ID_FILTER = 500
 BM25_CANDIDATES = 40
+Scored = list[tuple[str, float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +69,9 @@ class HybridRetriever:
         self.catalog = catalog
         self._bm25_dir = bm25_dir
         self._bm25: Any = None
+        self._rows: dict[str, list[int]] | None = None
+        self._count: int | None = None
         self._lock = threading.Lock()
-        store = ChromaVectorStore(chroma_collection=collection)
-        self._index = VectorStoreIndex.from_vector_store(store, embed_model=embed)
         self._load_terms()
 
     # ---- filters -------------------------------------------------------------------------
@@ -71,34 +79,69 @@ class HybridRetriever:
         """Talk ids that pass ``filters``; ``None`` means no restriction."""
         if not filters:
             return None
-        talks = list(self.catalog.talks.values())
+        catalog = self.catalog
+        found: list[set[str]] = []
         if filters.event:
-            events = {e.id for e in self.catalog.resolve_event(filters.event)}
-            talks = [t for t in talks if t.event_id in events]
+            events = catalog.resolve_event(filters.event)
+            found.append({t for e in events for t in catalog.talk_ids_by_event.get(e.id, ())})
         if filters.year:
-            talks = [t for t in talks if t.year == filters.year]
+            found.append(set(catalog.talk_ids_by_year.get(filters.year, ())))
         if filters.speaker:
-            wanted = filters.speaker
-            matching = {t.id for t in self.catalog.talks_by_speaker(wanted)}
-            talks = [t for t in talks if t.id in matching]
-        return {t.id for t in talks}
+            found.append({t.id for t in catalog.talks_by_speaker(filters.speaker)})
+        return set.intersection(*found)
 
     # ---- the two retrievers ------------------------------------------------------------
-    def _dense(self, query: str, allowed: set[str] | None, filters: Filters | None = None) -> list[NodeWithScore]:
-        conditions = [MetadataFilter(key="kind", value="talk")]
+    def _dense(self, query: str, allowed: set[str] | None, filters: Filters | None = None) -> Scored:
+        """(talk id, cosine) of the best chunks, best first."""
+        vector = self.embed.get_query_embedding(query)
+        if allowed is not None and len(allowed) <= EXACT_MAX_TALKS:
+            return self._dense_exact(vector, allowed)
+        share = 1.0 if allowed is None else len(allowed) / max(len(self.catalog.talks), 1)
+        wanted = min(math.ceil(DENSE_CANDIDATES * DENSE_OVERFETCH / share), self._size())
+        if wanted <= MAX_OVERFETCH:
+            got = self.collection.query(query_embeddings=[vector], n_results=wanted, include=["distances"])
+            pairs = zip(got["ids"][0], got["distances"][0], strict=True)
+            kept = [
+                (_talk_of(c), 1.0 - d)
+                for c, d in pairs
+                if _talk_of(c) in (self.catalog.talks if allowed is None else allowed)
+            ]
+            return kept[:DENSE_CANDIDATES]
+        got = self.collection.query(
+            query_embeddings=[vector],
+            n_results=DENSE_CANDIDATES,
+            where=self._where(allowed, filters),
+            include=["distances"],
+        )
+        return [(_talk_of(c), 1.0 - d) for c, d in zip(got["ids"][0], got["distances"][0], strict=True)]
+
+    def _dense_exact(self, vector: list[float], allowed: set[str]) -> Scored:
+        ids = [c for t in sorted(allowed) if t in self.catalog.talks for c in self.catalog.chunk_ids(t)]
+        got = self.collection.get(ids=ids, include=["embeddings"]) if ids else {"ids": []}
+        if not len(got["ids"]):
+            return []
+        matrix = np.asarray(got["embeddings"], dtype=np.float32)
+        query = np.asarray(vector, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+        sims = (matrix @ query) / np.clip(norms, 1e-12, None)
+        order = np.argsort(-sims, kind="stable")[:DENSE_CANDIDATES]
+        return [(_talk_of(got["ids"][i]), float(sims[i])) for i in order]
+
+    def _where(self, allowed: set[str] | None, filters: Filters | None) -> dict[str, Any]:
         if allowed is not None and len(allowed) > MAX_ID_FILTER and filters and not filters.speaker:
             # the same talks as ``allowed``, said in two conditions rather than thousands of ids
+            parts: list[dict[str, Any]] = [{"kind": "talk"}]
             if filters.year:
-                conditions.append(MetadataFilter(key="year", value=filters.year))
+                parts.append({"year": filters.year})
             if filters.event:
-                events = sorted(e.id for e in self.catalog.resolve_event(filters.event))
-                conditions.append(MetadataFilter(key="event_id", value=events, operator=FilterOperator.IN))
-        elif allowed is not None:
-            conditions.append(MetadataFilter(key="talk_id", value=sorted(allowed), operator=FilterOperator.IN))
-        retriever = self._index.as_retriever(
-            similarity_top_k=DENSE_CANDIDATES, filters=MetadataFilters(filters=conditions)
-        )
-        return list(retriever.retrieve(QueryBundle(query)))
+                parts.append({"event_id": {"$in": sorted(e.id for e in self.catalog.resolve_event(filters.event))}})
+            return {"$and": parts}
+        return {"talk_id": {"$in": sorted(allowed or ())}}
+
+    def _size(self) -> int:
+        if self._count is None:
+            self._count = max(int(self.collection.count()), 1)
+        return self._count
 
     def _bm25_retriever(self) -> Any:
         with self._lock:
@@ -179,18 +222,47 @@ class HybridRetriever:
         except OSError as exc:  # the cache is optional
             logger.warning("could not write the term cache %s: %s", path, exc)
 
-    def _lexical(self, query: str, allowed: set[str] | None) -> list[NodeWithScore]:
+    def _lexical(self, query: str, allowed: set[str] | None) -> Scored:
+        """(talk id, BM25 score) of the best chunks among ``allowed``, best first."""
         bm25 = self._bm25_retriever()
         words = content_words(query)
         if bm25 is None or not words:
             return []
-        results = bm25.retrieve(QueryBundle(" ".join(words)))
+        if allowed is None:
+            results = bm25.retrieve(QueryBundle(" ".join(words)))
+            return [(str(r.node.metadata.get("talk_id")), float(r.score)) for r in results if r.score and r.score > 0]
+        # score only the allowed talks' chunks, so a filter never leaves BM25 empty-handed
+        import bm25s
+
+        rows = [i for t in allowed for i in self._bm25_rows().get(t, ())]
+        if not rows:
+            return []
+        mask = np.zeros(len(bm25.corpus), dtype=np.float32)
+        mask[rows] = 1.0
+        tokens = bm25s.tokenize(
+            " ".join(words),
+            stemmer=None if bm25.skip_stemming else bm25.stemmer,
+            token_pattern=bm25.token_pattern,
+            show_progress=False,
+        )
+        indexes, scores = bm25.bm25.retrieve(
+            tokens, k=min(BM25_CANDIDATES, len(bm25.corpus)), show_progress=False, weight_mask=mask
+        )
         out = []
-        for r in results:
-            talk_id = str(r.node.metadata.get("talk_id"))
-            if r.score and r.score > 0 and (allowed is None or talk_id in allowed):
-                out.append(r)
+        for i, score in zip(indexes[0], scores[0], strict=True):
+            entry = i if isinstance(i, dict) else bm25.corpus[int(i)]  # bm25s returns rows or their documents
+            if score > 0:
+                out.append((str(entry["talk_id"]), float(score)))
         return out
+
+    def _bm25_rows(self) -> dict[str, list[int]]:
+        """BM25 corpus rows of each talk."""
+        if self._rows is None:
+            rows: dict[str, list[int]] = {}
+            for i, entry in enumerate(self._bm25_retriever().corpus):
+                rows.setdefault(str(entry["talk_id"]), []).append(i)
+            self._rows = rows
+        return self._rows
 
     # ---- fusion --------------------------------------------------------------------------
     def search(self, query: str, k: int | None = None, filters: Filters | None = None) -> list[Hit]:
@@ -202,13 +274,10 @@ class HybridRetriever:
         lexical = self._lexical(query, allowed)
         fused: dict[str, float] = {}
         cosine: dict[str, float] = {}
-        for rank, r in enumerate(_collapse(dense)):
-            talk_id = str(r.node.metadata["talk_id"])
+        for rank, (talk_id, score) in enumerate(_collapse(dense)):
             fused[talk_id] = fused.get(talk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-            # ChromaVectorStore reports exp(-distance); cosine distance = 1 - cos
-            cosine[talk_id] = 1.0 + math.log(max(r.score or 1e-9, 1e-9))
-        for rank, r in enumerate(_collapse(lexical)):
-            talk_id = str(r.node.metadata["talk_id"])
+            cosine[talk_id] = score  # Chroma's cosine distance is 1 - cos
+        for rank, (talk_id, _) in enumerate(_collapse(lexical)):
             fused[talk_id] = fused.get(talk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
         query_terms = terms(query)
         # a term no talk uses weighs like a mid-frequency one: it may be off-topic, or just phrasing
@@ -239,9 +308,17 @@ class HybridRetriever:
         return hits[:k] if k else hits
 
     def all_talks(self, filters: Filters | None = None) -> list[Talk]:
+        """Talks that pass ``filters``, in catalog order."""
         allowed = self.allowed_ids(filters)
-        talks = list(self.catalog.talks.values())
-        return [t for t in talks if allowed is None or t.id in allowed]
+        if allowed is None:
+            return list(self.catalog.talks.values())
+        position = self.catalog.position
+        return [self.catalog.talks[t] for t in sorted(allowed, key=position.__getitem__)]
+
+    def count_talks(self, filters: Filters | None = None) -> int:
+        """How many talks pass ``filters`` (without listing them)."""
+        allowed = self.allowed_ids(filters)
+        return len(self.catalog.talks) if allowed is None else len(allowed)
 
 
 def _persist_atomically(retriever: Any, path: Path) -> None:
@@ -258,13 +335,17 @@ def _persist_atomically(retriever: Any, path: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _collapse(results: list[NodeWithScore]) -> list[NodeWithScore]:
+def _collapse(results: Scored) -> Scored:
     """Keep each talk's best chunk, in rank order."""
     seen: set[str] = set()
     out = []
-    for r in sorted(results, key=lambda r: -(r.score or 0.0)):
-        talk_id = str(r.node.metadata.get("talk_id"))
+    for talk_id, score in sorted(results, key=lambda r: -r[1]):
         if talk_id not in seen:
             seen.add(talk_id)
-            out.append(r)
+            out.append((talk_id, score))
     return out
+
+
+def _talk_of(chunk_id: str) -> str:
+    """The talk of a chunk id (``<talk id>#<n>``; an event node's id has no ``#``)."""
+    return chunk_id.rsplit("#", 1)[0] if "#" in chunk_id else chunk_id
