@@ -7,13 +7,17 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from functools import cached_property
 
 from .chunking import chunk_talk, talk_header
-from .query import STOPWORDS, content_words, normalise_name, speaker_matches, terms
+from .query import STOPWORDS, content_words, normalise_name, terms
 from .records import Event, Talk
 
 __all__ = ["Catalog", "edit_distance"]
+
+#: ``qa.query.speaker_matches``'s default threshold (tests/test_scale.py checks the two agree).
+SPEAKER_THRESHOLD = 0.84
 
 
 def edit_distance(a: str, b: str, limit: int = 2) -> int:
@@ -141,15 +145,60 @@ class Catalog:
                 by_name.setdefault(name, []).append((position, talk))
         return by_name
 
+    @cached_property
+    def _speaker_words(self) -> dict[str, tuple[str, ...]]:
+        return {name: tuple(normalise_name(name).split()) for name in self._talks_of_speaker}
+
+    @cached_property
+    def _speakers_by_word(self) -> dict[str, list[str]]:
+        by_word: dict[str, list[str]] = {}
+        for name, words in self._speaker_words.items():
+            for word in dict.fromkeys(words):
+                by_word.setdefault(word, []).append(name)
+        return by_word
+
     def talks_by_speaker(self, wanted: str) -> list[Talk]:
-        """Talks with a speaker ``wanted`` names, in catalog order (each distinct name is compared once)."""
+        """Talks with a speaker ``wanted`` names, in catalog order (``qa.query.speaker_matches``'s rule).
+
+        Names are normalised once per catalog, and a partial name is matched word by word against
+        the distinct words of all names rather than against every name.
+        """
         found = {
             position: talk
-            for name, talks in self._talks_of_speaker.items()
-            if speaker_matches(wanted, name)
-            for position, talk in talks
+            for name in self._speakers_matching(wanted)
+            for position, talk in self._talks_of_speaker[name]
         }
         return [found[p] for p in sorted(found)]
+
+    def _speakers_matching(self, wanted: str) -> set[str]:
+        want = normalise_name(wanted).split()
+        if not want:
+            return set()
+        # a name with no more words than ``wanted``: the whole names must be alike
+        matcher = SequenceMatcher(None, " ".join(want), "")
+        names = set()
+        for name, have in self._speaker_words.items():
+            if have and len(have) <= len(want):
+                matcher.set_seq2(" ".join(have))
+                # the cheap upper bounds first, as difflib suggests
+                if (
+                    matcher.real_quick_ratio() >= SPEAKER_THRESHOLD
+                    and matcher.quick_ratio() >= SPEAKER_THRESHOLD
+                    and matcher.ratio() >= SPEAKER_THRESHOLD
+                ):
+                    names.add(name)
+        # a longer name: every wanted word must be like one of its words
+        candidates: set[str] | None = None
+        for w in want:
+            with_word = {
+                name
+                for word, holders in self._speakers_by_word.items()
+                if min(len(w), len(word)) >= 3 and SequenceMatcher(None, w, word).ratio() >= SPEAKER_THRESHOLD
+                for name in holders
+            }
+            candidates = with_word if candidates is None else candidates & with_word
+        names.update(n for n in candidates or () if len(self._speaker_words[n]) > len(want))
+        return names
 
     def resolve_event(self, wanted: str) -> list[Event]:
         """Events named by ``wanted`` (an id, the name, or a distinctive part of it)."""

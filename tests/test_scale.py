@@ -36,3 +36,19 @@ def test_reingest_of_unchanged_corpus_embeds_nothing(tmp_path: Path) -> None:
     assert (again.unchanged, again.added, again.updated, again.removed) == (200, 0, 0, 0)
     assert again.embedded_chunks == 0
     assert len(qa.talks()) == 200
+
+
+def test_catalog_speaker_lookup_agrees_with_speaker_matches() -> None:
+    """The catalog's indexed speaker lookup gives what comparing every name with speaker_matches gives."""
+    from qa.catalog import Catalog
+    from qa.query import speaker_matches
+    from qa.seeds import parse_listing
+
+    talks = [t for name, text in generate(400, seed=9) for t in parse_listing(text, name).talks]
+    talks += load_seeds([Path(__file__).resolve().parent.parent / "seeds"]).talks
+    catalog = Catalog.of(talks, [])
+    names = sorted({s for t in talks for s in t.speakers})
+    wanted = [*names[::7], "gangidi", "Adi Gangidi", "Sumit", "Gupta", "aisha", "Chen Olsn", "li", "", "Zhenyu"]
+    for want in wanted:
+        brute = [t for t in catalog.talks.values() if any(speaker_matches(want, s) for s in dict.fromkeys(t.speakers))]
+        assert catalog.talks_by_speaker(want) == brute, want
