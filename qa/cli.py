@@ -89,10 +89,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))
         return 0
     stream = qa.stream(question, event=args.event, speaker=args.speaker, year=args.year)
+    shown = []
     for piece in stream:
+        shown.append(piece)
         sys.stdout.write(piece)
         sys.stdout.flush()
     ans = stream.answer
+    if ans is not None and ans.text != "".join(shown):
+        # an LLM's draft was streamed; what verification kept is the answer
+        print("\n\n--- verified answer ---\n" + ans.text, end="")
     tail = []
     if ans is not None and ans.notice:
         tail.append(f"note: {ans.notice}")
