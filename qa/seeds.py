@@ -32,10 +32,8 @@ LISTING_SUFFIXES = (".txt", ".md")
 MAX_FILE_BYTES = 20_000_000
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
-_FORMAT = re.compile(r"^--\s*(.+?)\s*--$")
 _TABLE_HEADER = re.compile(r"^\|\s*title\s*\|\s*(author|speakers?)\s*\|\s*(length|duration)\s*\|$", re.I)
 _TABLE_RULE = re.compile(r"^\|[\s:|-]+\|$")
-_ABSTRACT_LINE = re.compile(r"^(?P<text>.*?)\s*\|\s*\|\|\s*$")
 _DURATION = re.compile(r"^(?:(?P<h>\d+)\s*h\s*)?(?:(?P<m>\d+)\s*(?:m|min|mins|minutes)?)?$", re.I)
 _NO_MATCH = re.compile(r"^\|?\s*(nothing matches|no results?|no events)\s*\|", re.I)
 _NAV_ITEM = re.compile(r"^\s*[-*•]\s+")
@@ -47,6 +45,43 @@ _LEAD_IN = re.compile(
 )
 _TITLE_STOP = {"for", "to", "that", "which", "with", "and", "in", "while", "so"}
 _SPEAKER_SPLIT = re.compile(r"\s*(?:,|;|&|\band\b)\s*")
+#: Control characters become spaces; zero-width characters go (they make titles that look empty).
+_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f]|(?P<zw>[\u200b\u2060\ufeff\u00ad])")
+_SPACES = re.compile(r"\s+")
+#: Longer than a day is a typo or junk, not a talk (and Chroma stores 64-bit integers only).
+MAX_MINUTES = 24 * 60
+#: Site navigation that a scraper may render as table rows (with no speaker and no length).
+_NAV_TITLES = frozenset(
+    [
+        "watch now",
+        "view events",
+        "view all",
+        "events",
+        "past events",
+        "upcoming events",
+        "register",
+        "register now",
+        "home",
+        "menu",
+        "search",
+        "nothing matches",
+        "no results",
+        "no events",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+_NO_MATCH_WORDS = ("nothing matches", "no results", "no events")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +116,47 @@ def slugify(text: str) -> str:
 
 
 def _clean(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
+    text = _INVISIBLE.sub(lambda m: "" if m.group("zw") else " ", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def _has_word(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
 
 
 def _split_speakers(cell: str) -> tuple[str, ...]:
-    return tuple(_clean(s) for s in _SPEAKER_SPLIT.split(cell) if _clean(s))
+    return tuple(_clean(s) for s in _SPEAKER_SPLIT.split(cell) if _has_word(s))
 
 
 def _duration(cell: str) -> int | None:
     m = _DURATION.match(cell.strip())
-    if not m or not (m.group("h") or m.group("m")):
+    if not m or not (m.group("h") or m.group("m")) or len(m.group("h") or "") + len(m.group("m") or "") > 6:
         return None
-    return int(m.group("h") or 0) * 60 + int(m.group("m") or 0)
+    minutes = int(m.group("h") or 0) * 60 + int(m.group("m") or 0)
+    return minutes if minutes <= MAX_MINUTES else None
+
+
+def _format_line(line: str) -> str | None:
+    """``-- online --`` → ``'online'`` (string ops: a regex here backtracked cubically on long blank runs)."""
+    if len(line) < 5 or not (line.startswith("--") and line.endswith("--")):
+        return None
+    return line[2:-2].strip() or None
+
+
+def _abstract_line(line: str) -> str | None:
+    """The text of an abstract line ``text | ||`` (stripped), else ``None``; linear in the line's length."""
+    if not line.endswith("||"):
+        return None
+    rest = line[:-2].rstrip()
+    return rest[:-1].rstrip() if rest.endswith("|") else None
+
+
+def _is_navigation_row(cells: Sequence[str]) -> bool:
+    title, speakers, length = cells
+    if _has_word(speakers) or _has_word(length):
+        return False
+    words = re.sub(r"[^a-z ]+", "", title.lower()).strip()
+    return words in _NAV_TITLES or words.startswith(_NO_MATCH_WORDS)
 
 
 def _year(*texts: str | None) -> int | None:
@@ -217,8 +281,8 @@ def _parse_header(lines: Sequence[str], table_at: int, source: str) -> Event | N
             name, name_line = _clean(line), number
         elif _DATE.match(line):
             date = line
-        elif m := _FORMAT.match(line):
-            fmt = m.group(1)
+        elif found := _format_line(line):
+            fmt = found
         elif line.startswith("[") and line.endswith("]"):
             series = tuple(_clean(s) for s in line[1:-1].split(",") if _clean(s))
     if name is None:
@@ -257,7 +321,7 @@ def _parse_programme(lines: Sequence[str], source: str) -> Listing:
         number, cells = row
         row = None
         title, speakers_cell, length = cells
-        if not title:
+        if not _has_word(_clean(title)):
             problems.append(SeedFormatError(source, number, "the row has no title"))
             return
         duration = _duration(length)
@@ -301,13 +365,15 @@ def _parse_programme(lines: Sequence[str], source: str) -> Listing:
                     )
                 )
                 continue
+            if _is_navigation_row(cells):
+                continue
             row = (number, cells)
             continue
-        if m := _ABSTRACT_LINE.match(line):
+        if (text := _abstract_line(line)) is not None:
             if row is None:
                 problems.append(SeedFormatError(source, number, "an abstract line with no talk row above it"))
                 continue
-            flush(m.group("text"))
+            flush(text)
             continue
         if row is not None:
             problems.append(SeedFormatError(source, number, "the abstract line does not end with '| ||' (cut short?)"))
