@@ -138,6 +138,28 @@ class Catalog:
         return sorted(names, key=lambda n: (-len(normalise_name(n)), n))
 
     @cached_property
+    def _speakers_by_prefix(self) -> dict[str, list[int]]:
+        by_prefix: dict[str, list[int]] = {}
+        for i, name in enumerate(self.speakers):
+            for prefix in {word[:3] for word in normalise_name(name).split()}:
+                by_prefix.setdefault(prefix, []).append(i)
+        return by_prefix
+
+    def speaker_candidates(self, question: str) -> list[str]:
+        """The speakers ``qa.query.find_speakers`` would compare with ``question`` (in ``speakers`` order).
+
+        That is, names with a word starting like one of the question's words; passing these instead
+        of every name gives the same speakers without normalising every name per question.
+
+        >>> Catalog.of([Talk(id="a", title="T", speakers=("Sumit Gupta", "Zhenyu Gu"))], []).speaker_candidates(
+        ...     "what did sumit present?")
+        ['Sumit Gupta']
+        """
+        prefixes = {word[:3] for word in normalise_name(question).split()}
+        rows = sorted({i for p in prefixes for i in self._speakers_by_prefix.get(p, ())})
+        return [self.speakers[i] for i in rows]
+
+    @cached_property
     def _talks_of_speaker(self) -> dict[str, list[tuple[int, Talk]]]:
         by_name: dict[str, list[tuple[int, Talk]]] = {}
         for position, talk in enumerate(self.talks.values()):
@@ -200,6 +222,10 @@ class Catalog:
         names.update(n for n in candidates or () if len(self._speaker_words[n]) > len(want))
         return names
 
+    @cached_property
+    def _event_terms(self) -> dict[str, frozenset[str]]:
+        return {e.id: frozenset(terms(f"{e.name} {e.id}", keep_stopwords=True)) for e in self.events.values()}
+
     def resolve_event(self, wanted: str) -> list[Event]:
         """Events named by ``wanted`` (an id, the name, or a distinctive part of it)."""
         want = set(terms(wanted, keep_stopwords=True)) - {"scale"}
@@ -208,10 +234,31 @@ class Catalog:
         exact = [e for e in self.events.values() if wanted.strip().lower() in (e.id, e.name.lower())]
         if exact:
             return exact
-        scored = []
+        return [e for e in self.events.values() if want <= self._event_terms[e.id]]
+
+    @cached_property
+    def _event_name_words(self) -> list[tuple[Event, frozenset[str], frozenset[str]]]:
+        out = []
         for event in self.events.values():
-            have = set(terms(f"{event.name} {event.id}", keep_stopwords=True))
-            share = len(want & have) / len(want)
-            if share == 1.0:
-                scored.append(event)
-        return scored
+            words = frozenset(terms(event.name, keep_stopwords=True)) - {"scale"}
+            out.append((event, words, frozenset(w for w in words if not w.isdigit())))
+        return out
+
+    def events_in(self, question: str) -> list[Event]:
+        """Events the question names: all of an event's distinctive name words appear in it.
+
+        Falls back to the name words without numbers (years, editions); of several matches, those
+        naming the most words win.
+
+        >>> catalog = Catalog.of([], [Event(id="n25", name="Networking @Scale 2025")])
+        >>> [e.id for e in catalog.events_in("Networking @Scale talks")]
+        ['n25']
+        """
+        words = set(terms(question, keep_stopwords=True))
+        best = [(len(name), e) for e, name, _ in self._event_name_words if name and name <= words]
+        if not best:
+            best = [(len(name), e) for e, _, name in self._event_name_words if name and name <= words]
+        if not best:
+            return []
+        top = max(n for n, _ in best)
+        return [e for n, e in best if n == top]

@@ -52,3 +52,47 @@ def test_catalog_speaker_lookup_agrees_with_speaker_matches() -> None:
     for want in wanted:
         brute = [t for t in catalog.talks.values() if any(speaker_matches(want, s) for s in dict.fromkeys(t.speakers))]
         assert catalog.talks_by_speaker(want) == brute, want
+
+
+def test_catalog_event_lookups_agree_with_a_scan() -> None:
+    """events_in / resolve_event read precomputed name terms; same answers as scanning every event."""
+    from qa.api import _events_in
+    from qa.catalog import Catalog
+    from qa.query import terms
+    from qa.seeds import parse_listing
+
+    events = [e for name, text in generate(600, seed=4) for e in [parse_listing(text, name).event] if e]
+    events += load_seeds([Path(__file__).resolve().parent.parent / "seeds"]).events
+    catalog = Catalog.of([], events)
+    questions = [e.name for e in events[::3]] + [
+        "what was on at Networking @Scale 2025?",
+        "which talks at systems @scale cover RDMA",
+        "video 2019",
+        "data @scale edition 12",
+        "who spoke at the AI Infra summit?",
+    ]
+    for question in questions:
+        assert catalog.events_in(question) == _events_in(question, catalog), question
+        want = set(terms(question, keep_stopwords=True)) - {"scale"}
+        scan = [e for e in events if want and want <= set(terms(f"{e.name} {e.id}", keep_stopwords=True))]
+        exact = [e for e in events if question.strip().lower() in (e.id, e.name.lower())]
+        assert catalog.resolve_event(question) == (exact or scan), question
+
+
+def test_speaker_candidates_keep_find_speakers_answers() -> None:
+    from qa.catalog import Catalog
+    from qa.query import find_speakers
+    from qa.seeds import parse_listing
+
+    talks = [t for name, text in generate(400, seed=9) for t in parse_listing(text, name).talks]
+    talks += load_seeds([Path(__file__).resolve().parent.parent / "seeds"]).talks
+    catalog = Catalog.of(talks, [])
+    questions = [f"what did {n} present?" for n in catalog.speakers[::11]] + [
+        "talks by gangidi",
+        "What did Sumit Gupta say about Arctic?",
+        "which talks cover PFC tuning?",
+        "Yamamoto's talk on QUIC",
+    ]
+    for question in questions:
+        fast = find_speakers(question, catalog.speaker_candidates(question))
+        assert fast == find_speakers(question, catalog.speakers), question
