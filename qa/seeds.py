@@ -155,7 +155,7 @@ def _is_navigation_row(cells: Sequence[str]) -> bool:
     title, speakers, length = cells
     if _has_word(speakers) or _has_word(length):
         return False
-    words = re.sub(r"[^a-z ]+", "", title.lower()).strip()
+    words = " ".join(re.sub(r"[^a-z]+", " ", title.lower()).split())
     return words in _NAV_TITLES or words.startswith(_NO_MATCH_WORDS)
 
 
