@@ -271,11 +271,11 @@ class TalkQA:
         retriever = self.retriever
         catalog = retriever.catalog
         query = strip_instructions(text) or text
-        intent = analyse(query, catalog.speakers)
+        intent = analyse(query, catalog.speaker_candidates(query))
         if history and _FOLLOW_UP.search(text):
             previous = history[-1]
             query = f"{previous} {text}"
-            prev_intent = analyse(previous, catalog.speakers)
+            prev_intent = analyse(previous, catalog.speaker_candidates(previous))
             intent = _merge(prev_intent, intent)
         if intent.year and not filters.year:
             filters = Filters(filters.event, intent.year, filters.speaker)
@@ -285,7 +285,7 @@ class TalkQA:
                 filters = Filters(named_events[0].id, filters.year, filters.speaker)
             query = _strip_event_names(query, named_events)
         query = catalog.correct(query)
-        searched = len(retriever.all_talks(filters))
+        searched = retriever.count_talks(filters)
         # event-level questions are answered from event fields
         if intent.is_event and not intent.speakers:
             events = _events_in(query, catalog) or (list(catalog.events.values()) if intent.count else [])
@@ -354,18 +354,4 @@ def _strip_event_names(query: str, events: Sequence[Event]) -> str:
 
 def _events_in(question: str, catalog: Catalog) -> list[Event]:
     """Events the question names: all of an event's distinctive name words appear in it."""
-    words = set(terms(question, keep_stopwords=True))
-    best: list[tuple[int, Event]] = []
-    for event in catalog.events.values():
-        name_words = set(terms(event.name, keep_stopwords=True)) - {"scale"}
-        if name_words and name_words <= words:
-            best.append((len(name_words), event))
-    if not best:
-        for event in catalog.events.values():
-            name_words = {w for w in terms(event.name, keep_stopwords=True) if not w.isdigit()} - {"scale"}
-            if name_words and name_words <= words:
-                best.append((len(name_words), event))
-    if not best:
-        return []
-    top = max(n for n, _ in best)
-    return [e for n, e in best if n == top]
+    return catalog.events_in(question)
