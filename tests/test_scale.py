@@ -109,3 +109,17 @@ def test_speaker_candidates_keep_find_speakers_answers() -> None:
     for question in questions:
         fast = find_speakers(question, catalog.speaker_candidates(question))
         assert fast == find_speakers(question, catalog.speakers), question
+
+
+def test_content_hash_reads_the_fields_to_dict_gives() -> None:
+    """content_hash skips asdict's deep copy; the hashes of existing indexes must not change."""
+    import hashlib
+    import json
+
+    from qa.chunking import CHUNKER_VERSION
+    from qa.index import content_hash
+
+    load = load_seeds([Path(__file__).resolve().parent.parent / "seeds"])
+    for record in [*load.talks, *load.events]:
+        payload = json.dumps([CHUNKER_VERSION, "m", record.to_dict()], sort_keys=True, ensure_ascii=False)
+        assert content_hash(record, "m") == hashlib.sha256(payload.encode()).hexdigest()[:24]
