@@ -74,16 +74,72 @@ def synthetic_queries(n: int, seed: int = 1) -> list[str]:
     return out
 
 
+def load() -> float:
+    """The 1-minute load average (2 cores: above ~2 means our process shared its core)."""
+    return round(os.getloadavg()[0], 2)
+
+
 def _settings(args: dict[str, Any]) -> Any:
     from qa import Settings
 
+    extra = {"embed_batch": int(args["embed_batch"])} if args.get("embed_batch") else {}
     return Settings(
         home=Path(args["home"]),
         seeds=[Path(p) for p in args["seeds"]],
         chroma_url=args.get("chroma_url"),
         answerer="offline",
         threads=1,
+        **extra,
     )
+
+
+def phase_embed(args: dict[str, Any]) -> dict[str, Any]:
+    """Raw embedding throughput (texts/s, one thread) on synthetic chunk texts, by batch size and order."""
+    import tempfile
+
+    from qa.chunking import chunk_talk
+    from qa.embedding import MiniLMEmbedding
+    from qa.seeds import load_seeds
+
+    with tempfile.TemporaryDirectory() as tmp:
+        synth.write_corpus(Path(tmp), 600, seed=3)
+        texts = [c.text for t in load_seeds([Path(tmp)]).talks for c in chunk_talk(t)][: int(args.get("texts", 512))]
+    random.Random(0).shuffle(texts)
+    embed = MiniLMEmbedding(threads=1)
+    embed._load()
+    tokens = [len(e.ids) for e in embed._tokenizer.encode_batch(texts, add_special_tokens=True)]
+    embed.embed(texts[:16])
+    rows = []
+    for batch in args.get("batches", [8, 16, 32, 64]):
+        embed.embed_batch_size = batch
+        for order in ("by length", "as given"):
+            runs = []
+            for _ in range(int(args.get("repeats", 2))):
+                wall, cpu = time.perf_counter(), time.process_time()
+                if order == "by length":
+                    embed.embed_sorted(texts)
+                else:
+                    for i in range(0, len(texts), batch):
+                        embed.embed(texts[i : i + batch])
+                runs.append((time.perf_counter() - wall, time.process_time() - cpu))
+            wall_s, cpu_s = min(r[0] for r in runs), min(r[1] for r in runs)
+            rows.append(
+                {
+                    "batch": batch,
+                    "order": order,
+                    "texts_per_s": round(len(texts) / wall_s, 1),
+                    "texts_per_cpu_s": round(len(texts) / cpu_s, 1),
+                    "load": load(),
+                }
+            )
+    return {
+        "texts": len(texts),
+        "tokens_median": statistics.median(tokens),
+        "tokens_mean": round(statistics.fmean(tokens), 1),
+        "words_median": statistics.median(len(t.split()) for t in texts),
+        "rows": rows,
+        "peak_mb": round(peak_mb()),
+    }
 
 
 def phase_ingest(args: dict[str, Any]) -> dict[str, Any]:
@@ -91,13 +147,18 @@ def phase_ingest(args: dict[str, Any]) -> dict[str, Any]:
     from qa import TalkQA
 
     qa = TalkQA(_settings(args), auto_ingest=False)
-    start = time.perf_counter()
+    load_start = load()
+    start, cpu = time.perf_counter(), time.process_time()
     first = qa.ingest()
-    cold_s = time.perf_counter() - start
+    cold_s, cold_cpu = time.perf_counter() - start, time.process_time() - cpu
+    load_end = load()
     start = time.perf_counter()
     again = qa.ingest()
     re_s = time.perf_counter() - start
     return {
+        "load": [load_start, load_end],
+        "cpu_s": round(cold_cpu, 1),
+        "talks_per_cpu_s": round(first.talks / cold_cpu, 1) if cold_cpu else None,
         "talks": first.talks,
         "chunks": first.embedded_chunks,
         "cold_s": round(cold_s, 2),
@@ -128,6 +189,7 @@ def phase_query(args: dict[str, Any]) -> dict[str, Any]:
     event = sample.event
     out: dict[str, Any] = {
         "talks": len(talks),
+        "load_start": load(),
         "start_s": round(start_s, 3),
         "first_search_s": round(first_s, 3),
         "ask": latency(qa.ask, queries),
@@ -136,9 +198,45 @@ def phase_query(args: dict[str, Any]) -> dict[str, Any]:
         "ask_event": latency(lambda q: qa.ask(q, event=event), queries),
         "search_speaker": latency(lambda q: qa.search(q, 5, speaker=speaker), queries),
         "ask_speaker_question": latency(qa.ask, [f"what did {s} present?" for s in _speakers(talks, n)]),
+        "naive_dense": latency(_naive_dense(qa), queries),
     }
+    out["load_end"] = load()
     out["peak_mb"] = round(peak_mb())
     return out
+
+
+def _naive_dense(qa: Any) -> Callable[[str], object]:
+    """The baseline's query path (LlamaIndex dense top-5, no filter) on this same index."""
+    from llama_index.core import VectorStoreIndex
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    index = VectorStoreIndex.from_vector_store(
+        ChromaVectorStore(chroma_collection=qa.retriever.collection), embed_model=qa.embed
+    )
+    retriever = index.as_retriever(similarity_top_k=5)
+    return lambda q: retriever.retrieve(q)
+
+
+def phase_reingest(args: dict[str, Any]) -> dict[str, Any]:
+    """One ingest of an unchanged corpus over a built index: nothing should be embedded."""
+    from qa import TalkQA
+
+    qa = TalkQA(_settings(args), auto_ingest=False)
+    qa.embed  # noqa: B018 - build the embedding outside the timing, as a long-running app has it
+    load_start = load()
+    start = time.perf_counter()
+    report = qa.ingest()
+    took = time.perf_counter() - start
+    start = time.perf_counter()
+    again = qa.ingest()
+    return {
+        "talks": report.talks,
+        "reingest_s": round(took, 2),
+        "reingest_again_s": round(time.perf_counter() - start, 2),
+        "embedded": report.embedded_chunks + again.embedded_chunks,
+        "load": [load_start, load()],
+        "peak_mb": round(peak_mb()),
+    }
 
 
 def _speakers(talks: list[Any], n: int) -> list[str]:
@@ -217,11 +315,69 @@ def phase_profile(args: dict[str, Any]) -> dict[str, Any]:
     return {"ask": ask_text, "ingest_batch": top(prof), "batch_nodes": len(nodes)}
 
 
+def phase_replicate(args: dict[str, Any]) -> dict[str, Any]:
+    """Build a big index without embedding it: real talks, vectors borrowed from a smaller real index.
+
+    Every record of ``seeds`` is written as ingest writes it (same nodes, ids, metadata and content
+    hashes), but its vector is that of record ``i mod n`` of ``source_home``'s index plus a little
+    noise (renormalised). Latency and memory at size are real; retrieval *quality* on such an index
+    means nothing. A later ``talkqa ingest`` finds every hash unchanged and embeds nothing.
+    """
+    import numpy as np
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    from qa.embedding import MODEL_ID
+    from qa.index import GENERATION_KEY, content_hash, nodes_for_event, nodes_for_talk
+    from qa.records import Talk
+    from qa.seeds import load_seeds
+    from qa.store import make_client, open_collection
+
+    source = open_collection(
+        make_client(_settings({**args, "home": args["source_home"]})), "talks", MODEL_ID, create=False
+    )
+    got = source.get(include=["embeddings"])
+    talk_vecs = [v for i, v in zip(got["ids"], got["embeddings"], strict=True) if not i.startswith("event:")]
+    event_vecs = [v for i, v in zip(got["ids"], got["embeddings"], strict=True) if i.startswith("event:")]
+    load = load_seeds([Path(p) for p in args["seeds"]])
+    collection = open_collection(make_client(_settings(args)), "talks", MODEL_ID, create=True)
+    store = ChromaVectorStore(chroma_collection=collection)
+    rng = np.random.default_rng(0)
+    records = [*load.events, *load.talks]
+    start = time.perf_counter()
+    written = 0
+    for begin in range(0, len(records), 500):
+        nodes = []
+        for n, record in enumerate(records[begin : begin + 500], begin):
+            digest = content_hash(record, MODEL_ID)
+            if isinstance(record, Talk):
+                made, pool = nodes_for_talk(record, digest), talk_vecs
+            else:
+                made, pool = nodes_for_event(record, digest), event_vecs
+            for node in made:
+                vec = np.asarray(pool[n % len(pool)], dtype=np.float32) + rng.normal(0, 0.02, 384).astype(np.float32)
+                node.embedding = (vec / np.linalg.norm(vec)).tolist()
+            nodes.extend(made)
+        store.add(nodes)
+        written += len(nodes)
+    kept = {k: v for k, v in (collection.metadata or {}).items() if not k.startswith("hnsw:")}
+    collection.modify(metadata={**kept, GENERATION_KEY: "replicated"})
+    return {
+        "talks": len(load.talks),
+        "chunks": written,
+        "write_s": round(time.perf_counter() - start, 1),
+        "source_vectors": len(talk_vecs),
+        "peak_mb": round(peak_mb()),
+    }
+
+
 PHASES = {
     "ingest": phase_ingest,
     "query": phase_query,
     "baseline": phase_baseline,
     "profile": phase_profile,
+    "replicate": phase_replicate,
+    "embed": phase_embed,
+    "reingest": phase_reingest,
 }
 
 

@@ -59,16 +59,31 @@ def child(phase: str, args: dict[str, Any], cache: Path | None = None, fresh: bo
     return result
 
 
-def run_size(size: int, work: Path, n: int, fresh: bool, server: bool) -> dict[str, Any]:
+def run_size(
+    size: int,
+    work: Path,
+    n: int,
+    fresh: bool,
+    server: bool,
+    replicate_from: int | None = None,
+    embed_batch: int = 0,
+    baseline: bool = True,
+) -> dict[str, Any]:
     root = work / str(size)
     corpus, home = root / "corpus", root / "home"
     if fresh or not corpus.exists():
         write_corpus(corpus, size)
     base = {"home": str(home), "seeds": [str(corpus)], "n": n, "label": f"{size} talks"}
     out: dict[str, Any] = {"size": size}
-    out["ingest"] = child("ingest", base, root / "ingest.json", fresh)
+    if replicate_from:
+        # real talks, vectors borrowed from the smaller index: latency and memory at size, not quality
+        source = {"source_home": str(work / str(replicate_from) / "home")}
+        out["replicate"] = child("replicate", {**base, **source}, root / "replicate.json", fresh)
+    else:
+        out["ingest"] = child("ingest", {**base, "embed_batch": embed_batch}, root / "ingest.json", fresh)
+    out["reingest"] = child("reingest", base, root / "reingest.json", fresh)
     out["query_embedded"] = child("query", base, root / "query_embedded.json", fresh)
-    if server:
+    if server and not replicate_from:
         # the server serves a copy of the embedded store: the same data, no second embedding run
         served = root / "server-store"
         if fresh or not served.exists():
@@ -77,9 +92,10 @@ def run_size(size: int, work: Path, n: int, fresh: bool, server: bool) -> dict[s
         with ChromaServer(served, log=root / "chroma.log") as chroma:
             args = {**base, "home": str(root / "server-home"), "chroma_url": chroma.url, "label": "server"}
             out["query_server"] = child("query", args, root / "query_server.json", fresh)
-    out["baseline"] = child(
-        "baseline", {**base, "home": str(root / "baseline"), "label": "baseline"}, root / "baseline.json", fresh
-    )
+    if baseline:
+        out["baseline"] = child(
+            "baseline", {**base, "home": str(root / "baseline"), "label": "baseline"}, root / "baseline.json", fresh
+        )
     return out
 
 
@@ -248,17 +264,37 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "talkqa-bench")
     parser.add_argument("--fresh", action="store_true", help="ignore cached phase results")
     parser.add_argument("--no-seeds", action="store_true", help="skip the real-seed phases")
+    parser.add_argument(
+        "--replicate",
+        default="",
+        help="sizes to build by borrowing the vectors of the largest smaller size (no embedding; latency only)",
+    )
+    parser.add_argument("--embed-batch", type=int, default=0, help="Settings.embed_batch for ingests (0: default)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     n = 15 if args.quick else 40
+    replicated = {int(s) for s in args.replicate.split(",") if s}
     results: dict[str, Any] = {"machine": f"{os.cpu_count()} cores, {sys.platform}", "sizes": [], "notes": []}
+    results["embed"] = child("embed", {"label": "batch sizes"}, args.work / "embed.json", args.fresh)
     if not args.no_seeds:
         print("real seeds", flush=True)
         results["seeds"] = seeds_phase(args.work, args.fresh)
     for size in sizes:
         print(f"{size} talks", flush=True)
         try:
-            results["sizes"].append(run_size(size, args.work, n, args.fresh, server=not args.quick or size <= 10_000))
+            source = max((s for s in sizes if s < size), default=None) if size in replicated else None
+            results["sizes"].append(
+                run_size(
+                    size,
+                    args.work,
+                    n,
+                    args.fresh,
+                    server=not args.quick or size <= 10_000,
+                    replicate_from=source,
+                    embed_batch=args.embed_batch,
+                    baseline=size == sizes[0],  # the naive pipeline embeds from scratch: smallest size only
+                )
+            )
         except RuntimeError as exc:
             results["notes"].append(f"{size}: {exc}")
     if sizes:
