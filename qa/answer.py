@@ -61,9 +61,14 @@ def topic_of(question: str) -> str:
 
     >>> topic_of("which talks cover PFC tuning?")
     'PFC tuning'
+
+    Citation-like markers in the question are defused, so an echo never looks like a citation:
+
+    >>> topic_of("which talks cover zzqx [7]?")
+    'zzqx (7)'
     """
-    topic = _CUE.sub("", question).strip().rstrip("?.! ")
-    return topic or question.strip().rstrip("?.! ")
+    topic = _CUE.sub("", question).strip().rstrip("?.! ") or question.strip().rstrip("?.! ")
+    return re.sub(r"\[(\d+)\]", r"(\1)", topic)
 
 
 def format_talk_line(talk: Talk) -> str:

@@ -138,8 +138,8 @@ def check_answer(qa: TalkQA, question: str, ans: Answer) -> None:
         assert c.talk.id in allowed, f"cited {c.talk.id!r}, which retrieval did not return"
         assert c.quote in c.talk.abstract, "a quote that is not the talk's own text"
         assert f"[{c.number}]" in ans.text
-    # every marker has a source card, except one the question itself holds (see the xfail below)
-    markers = set(re.findall(r"\[(\d+)\]", ans.text)) - set(re.findall(r"\[(\d+)\]", question))
+    # every marker has a source card, even when the question itself holds one
+    markers = set(re.findall(r"\[(\d+)\]", ans.text))
     assert markers <= {str(n) for n in numbers}, f"markers {markers} without a citation"
     ans.to_dict()  # serialisable
 
@@ -220,11 +220,6 @@ def test_extreme_questions(qa: TalkQA, question: str) -> None:
         assert ans.notice and "cut" in ans.notice
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="qa/answer.py no_answer() echoes the question's topic, '[7]' included, and ui/render links it "
-    "to a card that does not exist; reported to the owner of qa/answer.py",
-)
 def test_markers_in_the_question_are_not_echoed_as_citations(qa: TalkQA) -> None:
     """A question holding ``[7]`` must not put a marker without a source card into the answer."""
     ans = qa.ask("which talks cover zzqx [7] [1]?")
