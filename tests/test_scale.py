@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.synth import generate, write_corpus
 from qa import Settings, TalkQA
 from qa.records import Event
@@ -123,3 +125,42 @@ def test_content_hash_reads_the_fields_to_dict_gives() -> None:
     for record in [*load.talks, *load.events]:
         payload = json.dumps([CHUNKER_VERSION, "m", record.to_dict()], sort_keys=True, ensure_ascii=False)
         assert content_hash(record, "m") == hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def test_reingest_reads_saved_hashes_and_a_killed_ingest_leaves_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged re-ingest reads the hash list the last ingest saved, not every record's metadata;
+    an ingest that dies midway forgets that list, so the next one compares against the index itself."""
+    from qa.embedding import MiniLMEmbedding
+
+    write_corpus(tmp_path / "synth", 60, seed=2)
+    qa = TalkQA(Settings(home=tmp_path / "home", seeds=[tmp_path / "synth"], answerer="offline"))
+    assert qa.ingest().added == 60
+    assert len(list((tmp_path / "home" / "catalog").glob("hashes-*.pkl"))) == 1
+    collection = qa._open()
+    reads = []
+    real_get = collection.get
+
+    def counting_get(*args: object, **kwargs: object) -> object:
+        reads.append(kwargs)
+        return real_get(*args, **kwargs)
+
+    collection.get = counting_get
+    assert qa.ingest().unchanged == 60
+    assert not [r for r in reads if r.get("where") == {"chunk": 0}]
+
+    first = sorted((tmp_path / "synth").glob("*.txt"))[0]
+    first.write_text(first.read_text().replace("| ||", "Changed. | ||", 1))
+
+    def dying(self: object, texts: list[str]) -> object:
+        raise RuntimeError("killed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(MiniLMEmbedding, "embed_sorted", dying)
+        with pytest.raises(RuntimeError):
+            qa.ingest()
+    assert not list((tmp_path / "home" / "catalog").glob("hashes-*.pkl"))
+    again = qa.ingest()
+    assert (again.added + again.updated, again.unchanged, again.embedded_chunks) == (1, 59, 1)
+    assert len(qa.talks()) == 60
