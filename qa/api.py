@@ -157,6 +157,7 @@ class TalkQA:
                 self.embed,
                 progress=progress,
                 prune=(paths is None) if prune is None else prune,
+                cache_dir=self.settings.home / "catalog",
             )
             self._retriever = None
             self.last_ingest = report
