@@ -106,6 +106,14 @@ class Catalog:
             words.update(content_words(f"{talk.title} {talk.abstract}"))
         return frozenset(w for w in words if len(w) >= 3 and not w.isdigit())
 
+    @cached_property
+    def _vocabulary_by_start(self) -> dict[tuple[str, int], list[str]]:
+        """The vocabulary by first letter and length: the only words ``correct`` compares with."""
+        by_start: dict[tuple[str, int], list[str]] = {}
+        for word in self.vocabulary:
+            by_start.setdefault((word[0], len(word)), []).append(word)
+        return by_start
+
     def correct(self, text: str) -> str:
         """Replace misspelt words with the closest word the talks use.
 
@@ -125,8 +133,9 @@ class Catalog:
             limit = 1 if len(low) < 8 else 2
             best = [
                 v
-                for v in vocab
-                if v[0] == low[0] and abs(len(v) - len(low)) <= limit and edit_distance(low, v, limit) <= limit
+                for size in range(len(low) - limit, len(low) + limit + 1)
+                for v in self._vocabulary_by_start.get((low[0], size), ())
+                if edit_distance(low, v, limit) <= limit
             ]
             return min(best, key=lambda v: (edit_distance(low, v, limit), v)) if best else word
 

@@ -164,3 +164,17 @@ def test_reingest_reads_saved_hashes_and_a_killed_ingest_leaves_none(
     again = qa.ingest()
     assert (again.added + again.updated, again.unchanged, again.embedded_chunks) == (1, 59, 1)
     assert len(qa.talks()) == 60
+
+
+def test_spelling_correction_compares_only_same_start_and_near_length() -> None:
+    from qa.catalog import Catalog, edit_distance
+    from qa.seeds import parse_listing
+
+    talks = [t for name, text in generate(300, seed=6) for t in parse_listing(text, name).talks]
+    catalog = Catalog.of(talks, [])
+    vocab = catalog.vocabulary
+    for word in ["kubernets", "compresion", "latancy", "obervability", "schedulr", "qantum", "garden"]:
+        limit = 1 if len(word) < 8 else 2
+        best = [v for v in vocab if v[0] == word[0] and edit_distance(word, v, limit) <= limit]
+        want = min(best, key=lambda v: (edit_distance(word, v, limit), v)) if best else word
+        assert catalog.correct(word) == want, word
