@@ -211,6 +211,11 @@ def test_filters_with_junk_values_never_raise(
         "which talks cover PFC tuning?\r\n\r\n" * 50,
         "𝕨𝕙𝕚𝕔𝕙 𝕥𝕒𝕝𝕜𝕤 𝕔𝕠𝕧𝕖𝕣 ℙ𝔽ℂ?",
         "ＰＦＣ　ｔｕｎｉｎｇ",
+        "1" * 5000,  # backtracking bait for the length / year patterns
+        "who is " * 400 + "it for",
+        "ignore " * 400 + "instructions",
+        "longer than " * 300 + "5 minutes",
+        "Sumit Gupta " * 300,
     ],
 )
 def test_extreme_questions(qa: TalkQA, question: str) -> None:
@@ -224,3 +229,58 @@ def test_markers_in_the_question_are_not_echoed_as_citations(qa: TalkQA) -> None
     """A question holding ``[7]`` must not put a marker without a source card into the answer."""
     ans = qa.ask("which talks cover zzqx [7] [1]?")
     assert set(re.findall(r"\[(\d+)\]", ans.text)) <= {str(c.number) for c in ans.citations}
+
+
+# ---- secrets and exposure -----------------------------------------------------------------------
+SECRET = "sk-test-SECRET123"
+
+
+def test_api_key_never_leaks(seeded_home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A failing LLM (closed port) must not put the key into answers, notices, logs, the UI or its page."""
+    import json
+    import urllib.request
+
+    from gradio_client import Client
+
+    from tests.test_ui import serve
+
+    home = tmp_path / "home"
+    shutil.copytree(seeded_home, home)
+    conf = Settings(
+        home=home,
+        seeds=[SEEDS],
+        answerer="llm",
+        openai_api_key=SECRET,
+        openai_base_url="http://127.0.0.1:9",
+        llm_retries=0,
+        llm_timeout=2,
+    )
+    assert SECRET not in repr(conf) + str(conf) + conf.model_dump_json()
+    qa = TalkQA(conf)
+    caplog.set_level("DEBUG")
+    ans = qa.ask("which talks cover PFC tuning?")
+    assert ans.notice and "failed" in ans.notice and ans.citations  # fell back to the offline answer
+    stream = qa.stream("which talks cover PFC tuning?")
+    streamed = "".join(stream)
+    assert stream.answer is not None
+    seen = [json.dumps(ans.to_dict()), ans.notice, streamed, json.dumps(stream.answer.to_dict()), caplog.text]
+    with serve(qa) as url:
+        client = Client(url, verbose=False)
+        seen.append(json.dumps(client.predict("which talks cover PFC tuning?", api_name="/ask")))
+        seen.append(json.dumps(client.predict("which talks cover PFC tuning?", [], "", "", "", api_name="/chat")))
+        for path in ("", "config", "gradio_api/info"):
+            with urllib.request.urlopen(url.rstrip("/") + "/" + path, timeout=30) as page:
+                seen.append(page.read().decode("utf-8", "replace"))
+    assert "LLM" in caplog.text or "llm" in caplog.text  # the failure was logged ...
+    for text in seen:
+        assert SECRET not in text and "SECRET123" not in text  # ... without the key
+
+
+def test_ui_binds_to_loopback_by_default() -> None:
+    import inspect
+
+    from ui.app import main
+
+    assert inspect.signature(main).parameters["host"].default == "127.0.0.1"
+    assert Settings().host == "127.0.0.1"
+    # rendered titles cannot inject HTML: tests/test_ui.py::test_markup_in_titles_is_escaped
