@@ -24,7 +24,7 @@ from .chunking import CHUNKER_VERSION, chunk_talk, event_text
 from .embedding import MiniLMEmbedding
 from .records import Event, Talk
 from .seeds import SeedLoad
-from .store import event_metadata, talk_metadata
+from .store import event_metadata, get_all, talk_metadata
 
 __all__ = [
     "GENERATION_KEY",
@@ -128,8 +128,8 @@ def _existing_hashes(collection: Any, cache_dir: Path | None = None) -> dict[str
                 return dict(pickle.load(fh))
         except Exception:  # a half-written or foreign cache is rebuilt
             logger.warning("hash cache at %s unreadable; reading the index", path)
-    got = collection.get(where={"chunk": 0}, include=["metadatas"])
-    return {str(m["talk_id"]): str(m.get("hash", "")) for m in got["metadatas"] or []}
+    got = get_all(collection, where={"chunk": 0}, include=["metadatas"])
+    return {str(m["talk_id"]): str(m.get("hash", "")) for m in got["metadatas"]}
 
 
 def _save_hashes(cache_dir: Path | None, collection: Any, hashes: dict[str, str] | None) -> None:
@@ -287,10 +287,10 @@ def _write_atomically(path: Path, value: object, stale: str = "records-*.pkl") -
 def _read_records(collection: Any) -> tuple[list[Talk], list[Event]]:
     from .store import event_from_metadata, talk_from_metadata
 
-    got = collection.get(where={"chunk": 0}, include=["metadatas"])
+    got = get_all(collection, where={"chunk": 0}, include=["metadatas"])
     talks: list[Talk] = []
     events: list[Event] = []
-    for meta in got["metadatas"] or []:
+    for meta in got["metadatas"]:
         if meta.get("kind") == "event":
             events.append(event_from_metadata(meta))
         else:

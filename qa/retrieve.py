@@ -25,6 +25,7 @@ from .catalog import Catalog
 from .passages import best_sentences, coverage
 from .query import content_words, terms
 from .records import Hit, Talk
+from .store import get_all
 
 __all__ = ["Filters", "HybridRetriever"]
 
@@ -161,9 +162,9 @@ class HybridRetriever:
                 return BM25Retriever.from_persist_dir(str(path), show_progress=False)
             except Exception:  # a half-written or foreign cache is rebuilt
                 logger.warning("BM25 cache at %s unreadable; rebuilding", path)
-        got = self.collection.get(where={"kind": "talk"}, include=["documents", "metadatas"])
+        got = get_all(self.collection, where={"kind": "talk"}, include=["documents", "metadatas"])
         nodes = []
-        for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+        for doc, meta in zip(got["documents"], got["metadatas"], strict=True):
             node = metadata_dict_to_node(meta, text=doc)
             node.metadata = {"talk_id": meta["talk_id"]}  # all BM25 hits need; keeps its cache small
             nodes.append(node)

@@ -17,6 +17,7 @@ __all__ = [
     "ServerCollection",
     "event_from_metadata",
     "event_metadata",
+    "get_all",
     "open_collection",
     "talk_from_metadata",
     "talk_metadata",
@@ -25,6 +26,23 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 LIST_SEP = "; "
+#: Rows per Chroma ``get``: one call over ~100k rows fails in SQLite ("too many SQL variables").
+GET_PAGE = 5000
+
+
+def get_all(collection: Any, *, include: list[str], where: dict[str, Any] | None = None) -> dict[str, list[Any]]:
+    """``collection.get(where=..., include=...)`` over every matching row, ``GET_PAGE`` rows a call."""
+    out: dict[str, list[Any]] = {"ids": [], **{key: [] for key in include}}
+    offset = 0
+    while True:
+        got = collection.get(where=where, include=include, limit=GET_PAGE, offset=offset)
+        ids = got["ids"] or []
+        out["ids"].extend(ids)
+        for key in include:
+            out[key].extend(got[key] or [])
+        if len(ids) < GET_PAGE:
+            return out
+        offset += GET_PAGE
 
 
 def talk_metadata(talk: Talk) -> dict[str, str | int | float | bool]:

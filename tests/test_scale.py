@@ -178,3 +178,16 @@ def test_spelling_correction_compares_only_same_start_and_near_length() -> None:
         best = [v for v in vocab if v[0] == word[0] and edit_distance(word, v, limit) <= limit]
         want = min(best, key=lambda v: (edit_distance(word, v, limit), v)) if best else word
         assert catalog.correct(word) == want, word
+
+
+def test_reads_of_every_record_are_paged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At ~100k rows one Chroma get fails ("too many SQL variables"); reads go a page at a time."""
+    import qa.store
+
+    monkeypatch.setattr(qa.store, "GET_PAGE", 7)
+    write_corpus(tmp_path / "synth", 50, seed=8)
+    qa = TalkQA(Settings(home=tmp_path / "home", seeds=[tmp_path / "synth"], answerer="offline"))
+    assert qa.ingest().added == 50
+    (tmp_path / "home" / "catalog").rename(tmp_path / "no-cache")  # make the next ingest read the index
+    assert (qa.ingest().unchanged, len(qa.talks()), len(qa.events())) == (50, 50, 3)
+    assert qa.search("kubernetes scheduling", 3)
