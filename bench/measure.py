@@ -107,7 +107,7 @@ def phase_embed(args: dict[str, Any]) -> dict[str, Any]:
     random.Random(0).shuffle(texts)
     embed = MiniLMEmbedding(threads=1)
     embed._load()
-    tokens = [len(e.ids) for e in embed._tokenizer.encode_batch(texts, add_special_tokens=True)]
+    tokens = [len(embed._tokenizer.encode(t).ids) for t in texts]  # one at a time: a batch is padded
     embed.embed(texts[:16])
     rows = []
     for batch in args.get("batches", [8, 16, 32, 64]):
