@@ -5,16 +5,17 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from . import answer as offline
 from .catalog import Catalog
 from .config import Settings
 from .embedding import make_embedding
 from .errors import LLMError, QAError
-from .index import IngestReport, all_records, ingest
+from .index import IngestReport, all_records, generation, ingest
 from .query import Intent, analyse, clean_question, strip_instructions, terms
 from .records import Answer, Event, Hit, Talk
 from .relevance import select
@@ -26,6 +27,7 @@ __all__ = ["AnswerStream", "LLMAnswerer", "TalkQA"]
 
 logger = logging.getLogger(__name__)
 
+RELOAD_CHECK_SECONDS = 2.0
 EMPTY_QUESTION = (
     "Please ask a question about the talks, for example “which talks cover PFC tuning?” "
     "or “what did Sumit Gupta present?”."
@@ -76,7 +78,7 @@ class TalkQA:
         *,
         embed: Any = None,
         llm: LLMAnswerer | None = None,
-        auto_ingest: bool = True,
+        auto_ingest: bool | Literal["if-empty"] = True,
         **overrides: Any,
     ) -> None:
         base = settings or Settings()
@@ -85,9 +87,13 @@ class TalkQA:
         self._llm = llm
         self._llm_built = llm is not None
         self._auto_ingest = auto_ingest
+        self._client: Any = None
         self._collection: Any = None
         self._retriever: HybridRetriever | None = None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # opening the store, (re)building the retriever
+        self._ingest_lock = threading.Lock()  # one ingest at a time; asks go on meanwhile
+        self._built_from: str | None = None
+        self._checked_at = 0.0
         self.last_ingest: IngestReport | None = None
 
     # ---- wiring ----------------------------------------------------------------------------
@@ -101,22 +107,46 @@ class TalkQA:
     def _open(self) -> Any:
         with self._lock:
             if self._collection is None:
-                client = make_client(self.settings)
-                self._collection = open_collection(client, self.settings.collection, self.embed.model_name, create=True)
-                if self._auto_ingest:
-                    self.ingest()
+                self._client = make_client(self.settings)
+                self._collection = open_collection(
+                    self._client, self.settings.collection, self.embed.model_name, create=True
+                )
+                if self._auto_ingest is True or (self._auto_ingest == "if-empty" and not self._collection.count()):
+                    # adds and updates the seeds' talks; never deletes what another ingest added
+                    self.ingest(prune=False)
             return self._collection
 
     @property
     def retriever(self) -> HybridRetriever:
         with self._lock:
             collection = self._open()
+            if self._retriever is not None and self._changed_elsewhere(collection):
+                logger.info("the index changed in another process; reloading it")
+                self._retriever = None
+                collection = self._collection
             if self._retriever is None:
+                self._built_from = generation(collection)
                 talks, events = all_records(collection, cache_dir=self.settings.home / "catalog")
                 self._retriever = HybridRetriever(
                     collection, self.embed, Catalog.of(talks, events), self.settings.home / "bm25"
                 )
             return self._retriever
+
+    def _changed_elsewhere(self, collection: Any) -> bool:
+        """Has another process ingested since the retriever was built? Checked at most every few seconds."""
+        now = time.monotonic()
+        if now - self._checked_at < RELOAD_CHECK_SECONDS:
+            return False
+        self._checked_at = now
+        try:
+            fresh = self._client.get_collection(collection.name)
+        except Exception:  # the store is unreachable: keep serving what we have
+            return False
+        token = generation(fresh)
+        if token is None or token == self._built_from:
+            return False
+        self._collection = fresh  # its metadata names the new generation's caches
+        return True
 
     @property
     def llm(self) -> LLMAnswerer | None:
@@ -147,21 +177,25 @@ class TalkQA:
         """
         with self._lock:
             if self._collection is None:
+                self._client = make_client(self.settings)
                 self._collection = open_collection(
-                    make_client(self.settings), self.settings.collection, self.embed.model_name, create=True
+                    self._client, self.settings.collection, self.embed.model_name, create=True
                 )
+            collection = self._collection
+        with self._ingest_lock:  # questions keep being answered from the old index meanwhile
             load = load_seeds(paths if paths is not None else self.settings.seeds)
             report = ingest(
                 load,
-                self._collection,
+                collection,
                 self.embed,
                 progress=progress,
                 prune=(paths is None) if prune is None else prune,
                 cache_dir=self.settings.home / "catalog",
             )
+        with self._lock:
             self._retriever = None
             self.last_ingest = report
-            return report
+        return report
 
     # ---- reading -----------------------------------------------------------------------------
     def talks(self, *, event: str | None = None, year: int | None = None, speaker: str | None = None) -> list[Talk]:

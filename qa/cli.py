@@ -40,7 +40,8 @@ def _settings(args: argparse.Namespace) -> Any:
 def _qa(args: argparse.Namespace) -> Any:
     from .api import TalkQA
 
-    return TalkQA(_settings(args))
+    # reading commands index the seeds only into an empty store; `talkqa ingest` updates it
+    return TalkQA(_settings(args), auto_ingest="if-empty")
 
 
 def _progress_bar(done: int, total: int) -> None:

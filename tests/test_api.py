@@ -163,3 +163,27 @@ def test_works_from_any_directory(seeded_home, tmp_path, monkeypatch) -> None:  
     monkeypatch.chdir(tmp_path)
     qa = TalkQA(Settings(home=seeded_home, answerer="offline"))
     assert titles(qa.ask("which talks cover PFC tuning?")) == [PFC_TALK]
+
+
+def test_auto_ingest_adds_seeds_but_never_deletes_other_talks(seeded_qa: TalkQA) -> None:
+    from qa import Settings
+
+    from .conftest import DATA, SEEDS
+
+    seeded_qa.ingest([DATA / "good_extra.txt"])
+    again = TalkQA(Settings(home=seeded_qa.settings.home, seeds=[SEEDS], answerer="offline"))
+    assert len(again.talks()) == 49
+    assert again.last_ingest is not None and again.last_ingest.removed == 0
+
+
+def test_a_long_lived_instance_sees_another_ingest(seeded_qa: TalkQA, monkeypatch: pytest.MonkeyPatch) -> None:
+    from qa import Settings, api
+
+    from .conftest import DATA
+
+    assert len(seeded_qa.talks()) == 48
+    writer = TalkQA(Settings(home=seeded_qa.settings.home, answerer="offline"), auto_ingest=False)
+    writer.ingest([DATA / "good_extra.txt"])
+    monkeypatch.setattr(api, "RELOAD_CHECK_SECONDS", 0.0)
+    assert len(seeded_qa.talks()) == 49
+    assert seeded_qa.ask("which talks cover erasure coding?").citations[0].talk.title.startswith("Erasure")
