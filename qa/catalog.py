@@ -253,6 +253,30 @@ class Catalog:
             out.append((event, words, frozenset(w for w in words if not w.isdigit())))
         return out
 
+    @cached_property
+    def _topic_rows(self) -> tuple[list[tuple[Event, str]], dict[str, set[int]]]:
+        rows = [(event, topic) for event in self.events.values() for topic in event.topics]
+        by_term: dict[str, set[int]] = {}
+        for i, (_, topic) in enumerate(rows):
+            for term in terms(topic):
+                by_term.setdefault(term, set()).add(i)
+        return rows, by_term
+
+    def topics_covering(self, query_terms: set[str]) -> list[tuple[Event, str]]:
+        """(event, topic) pairs whose topic holds every query term ("talk" holds anywhere), in event order.
+
+        >>> catalog = Catalog.of([], [Event(id="n", name="N", topics=("PFC tuning", "QUIC"))])
+        >>> [(e.id, topic) for e, topic in catalog.topics_covering({"pfc", "talk"})]
+        [('n', 'PFC tuning')]
+        """
+        rows, by_term = self._topic_rows
+        if not query_terms:
+            return []
+        found: set[int] | None = None
+        for term in query_terms - {"talk"}:
+            found = by_term.get(term, set()) if found is None else found & by_term.get(term, set())
+        return [rows[i] for i in (sorted(found) if found is not None else range(len(rows)))]
+
     def events_in(self, question: str) -> list[Event]:
         """Events the question names: all of an event's distinctive name words appear in it.
 

@@ -191,3 +191,22 @@ def test_reads_of_every_record_are_paged(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "home" / "catalog").rename(tmp_path / "no-cache")  # make the next ingest read the index
     assert (qa.ingest().unchanged, len(qa.talks()), len(qa.events())) == (50, 50, 3)
     assert qa.search("kubernetes scheduling", 3)
+
+
+def test_topics_covering_matches_the_scan_in_no_answer() -> None:
+    from qa.catalog import Catalog
+    from qa.query import terms
+    from qa.seeds import parse_listing
+
+    events = [e for name, text in generate(400, seed=4) for e in [parse_listing(text, name).event] if e]
+    events += load_seeds([Path(__file__).resolve().parent.parent / "seeds"]).events
+    catalog = Catalog.of([], events)
+    for question in ["which talks cover quic?", "pfc tuning talk", "KV cache", "talk", "quantum gardening", ""]:
+        query_terms = set(terms(question))
+        scan = [
+            (e, topic)
+            for e in events
+            for topic in e.topics
+            if query_terms and query_terms <= set(terms(topic)) | {"talk"}
+        ]
+        assert catalog.topics_covering(query_terms) == scan, question
