@@ -24,7 +24,7 @@ from .chunking import CHUNKER_VERSION, chunk_talk, event_text
 from .embedding import MiniLMEmbedding
 from .records import Event, Talk
 from .seeds import SeedLoad
-from .store import event_metadata, get_all, talk_metadata
+from .store import event_metadata, get_pages, talk_metadata
 
 __all__ = [
     "GENERATION_KEY",
@@ -128,8 +128,8 @@ def _existing_hashes(collection: Any, cache_dir: Path | None = None) -> dict[str
                 return dict(pickle.load(fh))
         except Exception:  # a half-written or foreign cache is rebuilt
             logger.warning("hash cache at %s unreadable; reading the index", path)
-    got = get_all(collection, where={"chunk": 0}, include=["metadatas"])
-    return {str(m["talk_id"]): str(m.get("hash", "")) for m in got["metadatas"]}
+    pages = get_pages(collection, where={"chunk": 0}, include=["metadatas"])
+    return {str(m["talk_id"]): str(m.get("hash", "")) for page in pages for m in page["metadatas"]}
 
 
 def _save_hashes(cache_dir: Path | None, collection: Any, hashes: dict[str, str] | None) -> None:
@@ -287,14 +287,14 @@ def _write_atomically(path: Path, value: object, stale: str = "records-*.pkl") -
 def _read_records(collection: Any) -> tuple[list[Talk], list[Event]]:
     from .store import event_from_metadata, talk_from_metadata
 
-    got = get_all(collection, where={"chunk": 0}, include=["metadatas"])
     talks: list[Talk] = []
     events: list[Event] = []
-    for meta in got["metadatas"]:
-        if meta.get("kind") == "event":
-            events.append(event_from_metadata(meta))
-        else:
-            talks.append(talk_from_metadata(meta))
+    for page in get_pages(collection, where={"chunk": 0}, include=["metadatas"]):  # 100k rows at once: ~2 GB
+        for meta in page["metadatas"]:
+            if meta.get("kind") == "event":
+                events.append(event_from_metadata(meta))
+            else:
+                talks.append(talk_from_metadata(meta))
     talks.sort(key=lambda t: (t.source, t.line))
     events.sort(key=lambda e: e.source)
     return talks, events

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from llama_index.core.schema import QueryBundle
+from llama_index.core.schema import BaseNode, QueryBundle, TextNode
 
 from .catalog import Catalog
 from .passages import best_sentences, coverage
 from .query import content_words, terms
 from .records import Hit, Talk
-from .store import get_all
+from .store import get_pages
 
 __all__ = ["Filters", "HybridRetriever"]
 
@@ -152,7 +152,6 @@ class HybridRetriever:
 
     def _build_bm25(self) -> Any:
         import Stemmer
-        from llama_index.core.vector_stores.utils import metadata_dict_to_node
         from llama_index.retrievers.bm25 import BM25Retriever
 
         fingerprint = self.fingerprint()
@@ -162,12 +161,11 @@ class HybridRetriever:
                 return BM25Retriever.from_persist_dir(str(path), show_progress=False)
             except Exception:  # a half-written or foreign cache is rebuilt
                 logger.warning("BM25 cache at %s unreadable; rebuilding", path)
-        got = get_all(self.collection, where={"kind": "talk"}, include=["documents", "metadatas"])
-        nodes = []
-        for doc, meta in zip(got["documents"], got["metadatas"], strict=True):
-            node = metadata_dict_to_node(meta, text=doc)
-            node.metadata = {"talk_id": meta["talk_id"]}  # all BM25 hits need; keeps its cache small
-            nodes.append(node)
+        nodes: list[BaseNode] = []
+        # a page at a time, keeping only what BM25 hits need: 100k rows of full metadata are ~2 GB
+        for page in get_pages(self.collection, where={"kind": "talk"}, include=["documents", "metadatas"]):
+            for chunk_id, doc, meta in zip(page["ids"], page["documents"], page["metadatas"], strict=True):
+                nodes.append(TextNode(id_=chunk_id, text=doc or "", metadata={"talk_id": meta["talk_id"]}))
         if not nodes:
             return None
         retriever = BM25Retriever.from_defaults(

@@ -6,6 +6,7 @@ Talk ⇄ flat Chroma metadata conversion lives here too, so every stage reads ta
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlparse
 
@@ -17,7 +18,7 @@ __all__ = [
     "ServerCollection",
     "event_from_metadata",
     "event_metadata",
-    "get_all",
+    "get_pages",
     "open_collection",
     "talk_from_metadata",
     "talk_metadata",
@@ -30,18 +31,17 @@ LIST_SEP = "; "
 GET_PAGE = 5000
 
 
-def get_all(collection: Any, *, include: list[str], where: dict[str, Any] | None = None) -> dict[str, list[Any]]:
-    """``collection.get(where=..., include=...)`` over every matching row, ``GET_PAGE`` rows a call."""
-    out: dict[str, list[Any]] = {"ids": [], **{key: [] for key in include}}
+def get_pages(
+    collection: Any, *, include: list[str], where: dict[str, Any] | None = None
+) -> Iterator[dict[str, list[Any]]]:
+    """``collection.get(where=..., include=...)`` over every matching row, ``GET_PAGE`` rows a page."""
     offset = 0
     while True:
         got = collection.get(where=where, include=include, limit=GET_PAGE, offset=offset)
         ids = got["ids"] or []
-        out["ids"].extend(ids)
-        for key in include:
-            out[key].extend(got[key] or [])
+        yield {"ids": ids, **{key: got[key] or [] for key in include}}
         if len(ids) < GET_PAGE:
-            return out
+            return
         offset += GET_PAGE
 
 
