@@ -240,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:  # libraries that set their own loggers to DEBUG stay quiet
+        handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except QAError as exc:
