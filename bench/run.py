@@ -223,8 +223,10 @@ def render(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     seeds = results.get("seeds", {})
+    old = " (earlier run, old code, load 6-7)"
     for label, ing in (("seeds", seeds.get("ingest")), ("seeds via server", seeds.get("ingest_server"))):
         if ing:
+            label += "" if ing.get("load") else old
             lines.append(
                 f"| {label} | {ing['talks']} | {ing['cold_s']} | {ing['talks_per_s']} | "
                 f"{ing.get('talks_per_cpu_s', '–')} | {ing['reingest_s']} | {ing['reingest_embedded']} | "
@@ -234,8 +236,9 @@ def render(results: dict[str, Any]) -> str:
         ing, re = size.get("ingest"), size.get("reingest", {})
         again = f"{re.get('reingest_s')} / {re.get('reingest_again_s')}" if re else "–"
         if ing:
+            tag = "" if ing.get("load") else old
             lines.append(
-                f"| synthetic {size['size']} | {ing.get('talks')} | {ing.get('cold_s')} | "
+                f"| synthetic {size['size']}{tag} | {ing.get('talks')} | {ing.get('cold_s')} | "
                 f"{ing.get('talks_per_s')} | {ing.get('talks_per_cpu_s', '–')} | {again} | "
                 f"{re.get('embedded', ing.get('reingest_embedded'))} | {ing.get('peak_mb')} | "
                 f"{_load(ing.get('load'))} |"
