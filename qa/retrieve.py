@@ -14,12 +14,14 @@ import logging
 import math
 import pickle
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from llama_index.core.schema import BaseNode, QueryBundle, TextNode
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
 from .catalog import Catalog
 from .passages import best_sentences, coverage
@@ -47,6 +49,29 @@ MAX_OVERFETCH = 4000
 MAX_ID_FILTER = 500
 BM25_CANDIDATES = 40
 Scored = list[tuple[str, float]]
+
+
+class TalkScoreRetriever(BaseRetriever):
+    """A LlamaIndex retriever over one scoring source (dense or BM25); each node names its talk.
+
+    The sources ask Chroma and bm25s for ids and scores only: ``ChromaVectorStore.query`` always
+    fetches and parses every hit's document and metadata, which dominates a search at 10k+ talks.
+    The nodes are therefore light (chunk id and ``talk_id``), and the catalog supplies the talks.
+    """
+
+    def __init__(self, source: Callable[[str], Scored]) -> None:
+        super().__init__()
+        self._source = source
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return [
+            NodeWithScore(node=TextNode(id_=f"{talk_id}#{rank}", text="", metadata={"talk_id": talk_id}), score=score)
+            for rank, (talk_id, score) in enumerate(self._source(query_bundle.query_str))
+        ]
+
+
+def _talk_scores(results: list[NodeWithScore]) -> Scored:
+    return [(str(r.node.metadata["talk_id"]), float(r.score or 0.0)) for r in results]
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,8 +294,9 @@ class HybridRetriever:
         allowed = self.allowed_ids(filters)
         if allowed is not None and not allowed:
             return []
-        dense = self._dense(query, allowed, filters)
-        lexical = self._lexical(query, allowed)
+        bundle = QueryBundle(query)
+        dense = _talk_scores(TalkScoreRetriever(lambda q: self._dense(q, allowed, filters)).retrieve(bundle))
+        lexical = _talk_scores(TalkScoreRetriever(lambda q: self._lexical(q, allowed)).retrieve(bundle))
         fused: dict[str, float] = {}
         cosine: dict[str, float] = {}
         for rank, (talk_id, score) in enumerate(_collapse(dense)):
