@@ -118,12 +118,8 @@ def no_answer(question: str, searched: int, catalog: Catalog | None = None) -> D
     extra = []
     if catalog:
         query_terms = set(terms(question))
-        for event in catalog.events.values():
-            for topic in event.topics:
-                if query_terms and query_terms <= set(terms(topic)) | {"talk"}:
-                    extra.append(
-                        f"The topic list of {event.name} names “{topic}”, but no talk abstract in the listing does."
-                    )
+        for event, topic in catalog.topics_covering(query_terms):
+            extra.append(f"The topic list of {event.name} names “{topic}”, but no talk abstract in the listing does.")
     return Draft(lead=" ".join([lead, *extra[:2]]), entries=(), citations=())
 
 
@@ -215,7 +211,7 @@ def event_answer(intent: Intent, events: Sequence[Event], catalog: Catalog) -> D
     """Answer an event-level question from the event records' fields."""
     lines = []
     for event in events:
-        talks = [t for t in catalog.talks.values() if t.event_id == event.id]
+        talks = catalog.talk_ids_by_event.get(event.id, ())
         if intent.count:
             lines.append(f"{event.name} lists {len(talks)} talks.")
         if intent.event_date:
