@@ -20,6 +20,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode, TextNode
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
+from .cache import write_cache
 from .chunking import CHUNKER_VERSION, chunk_talk, event_text
 from .embedding import MiniLMEmbedding
 from .records import Event, Talk
@@ -144,7 +145,7 @@ def _save_hashes(cache_dir: Path | None, collection: Any, hashes: dict[str, str]
         for old in cache_dir.glob("hashes-*.pkl"):
             old.unlink(missing_ok=True)
         return
-    _write_atomically(cache_dir / f"hashes-{token}.pkl", hashes, stale="hashes-*.pkl")
+    write_cache(cache_dir / f"hashes-{token}.pkl", hashes, stale="hashes-*.pkl")
 
 
 def ingest(
@@ -266,22 +267,8 @@ def all_records(collection: Any, cache_dir: Path | None = None) -> tuple[list[Ta
             logger.warning("catalog cache at %s unreadable; reading the index", path)
     talks, events = _read_records(collection)
     if path:
-        _write_atomically(path, (talks, events))
+        write_cache(path, (talks, events), stale="records-*.pkl")
     return talks, events
-
-
-def _write_atomically(path: Path, value: object, stale: str = "records-*.pkl") -> None:
-    import tempfile
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        for old in path.parent.glob(stale):
-            old.unlink(missing_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        Path(fh.name).replace(path)
-    except OSError as exc:  # the cache is optional
-        logger.warning("could not write the catalog cache %s: %s", path, exc)
 
 
 def _read_records(collection: Any) -> tuple[list[Talk], list[Event]]:

@@ -23,6 +23,7 @@ import numpy as np
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
+from .cache import write_cache
 from .catalog import Catalog
 from .passages import best_sentences, coverage
 from .query import content_words, terms
@@ -234,17 +235,7 @@ class HybridRetriever:
         if not self.catalog.talks:
             return
         cached = {name: getattr(self.catalog, name) for name in ("talk_terms", "vocabulary")}
-        try:
-            import tempfile
-
-            path.parent.mkdir(parents=True, exist_ok=True)
-            for old in path.parent.glob("terms-*.pkl"):
-                old.unlink(missing_ok=True)
-            with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as tmp:
-                pickle.dump(cached, tmp, protocol=pickle.HIGHEST_PROTOCOL)
-            Path(tmp.name).replace(path)
-        except OSError as exc:  # the cache is optional
-            logger.warning("could not write the term cache %s: %s", path, exc)
+        write_cache(path, cached, stale="terms-*.pkl")
 
     def _lexical(self, query: str, allowed: set[str] | None) -> Scored:
         """(talk id, BM25 score) of the best chunks among ``allowed``, best first."""
