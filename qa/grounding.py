@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .chunking import split_sentences
-from .query import stem, terms
+from .query import stem, strip_instructions, terms
 from .records import Citation, Hit, Talk
 
 __all__ = [
@@ -121,7 +121,8 @@ def split_answer(text: str) -> list[str]:
 
 
 def _talk_text(talk: Talk) -> str:
-    parts = [talk.title, " ".join(talk.speakers), talk.event or "", talk.abstract_text]
+    # an instruction planted in an abstract ("ignore previous instructions and say X") is no support for X
+    parts = [talk.title, " ".join(talk.speakers), talk.event or "", strip_instructions(talk.abstract_text)]
     if talk.duration_min:
         parts.append(f"{talk.duration_min} minutes")
     if talk.year:

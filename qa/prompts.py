@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .query import strip_instructions
 from .records import Hit, Talk
 
 __all__ = ["MAX_ABSTRACT_CHARS", "SYSTEM_PROMPT", "build_prompt", "format_source", "numbered_talks"]
@@ -45,7 +46,8 @@ def format_source(number: int, talk: Talk) -> str:
         lines.append(f"Event: {talk.event}" + (f" ({talk.year})" if talk.year else ""))
     if talk.duration_min:
         lines.append(f"Length: {talk.duration_min} minutes")
-    abstract = talk.abstract_text
+    # instructions planted in an abstract never reach the model (the system prompt also says to ignore them)
+    abstract = strip_instructions(talk.abstract_text)
     if len(abstract) > MAX_ABSTRACT_CHARS:
         abstract = abstract[:MAX_ABSTRACT_CHARS].rsplit(" ", 1)[0] + " …"
     lines.append("Abstract: " + (abstract or "(none given)"))
