@@ -285,7 +285,3 @@ def _read_records(collection: Any) -> tuple[list[Talk], list[Event]]:
     talks.sort(key=lambda t: (t.source, t.line))
     events.sort(key=lambda e: e.source)
     return talks, events
-
-
-def sequence_ids(nodes: Sequence[TextNode]) -> list[str]:
-    return [n.node_id for n in nodes]
