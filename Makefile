@@ -27,8 +27,10 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
+# 1k and 10k take ~20 min on 2 cores; add 100000 for the full run (an hour of embedding).
+BENCH_SIZES ?= 1000,10000
 bench: $(STAMP)
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run --sizes $(BENCH_SIZES)
 
 eval: $(STAMP)
 	$(BIN)/talkqa eval
