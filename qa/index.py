@@ -215,6 +215,9 @@ def ingest(
         dropped = set(stale)
         kept = {key: digest for key, digest in existing.items() if key not in dropped}
         _save_hashes(cache_dir, collection, {**kept, **{key: digest for key, (digest, _) in wanted.items()}})
+        token = generation(collection)
+        if prune and token:  # the store now holds exactly ``load``: the next start need not read it back
+            write_cache(cache_dir / f"records-{token}.pkl", sorted_records(load.talks, load.events), "records-*.pkl")
     logger.info("ingest: %s", report.to_dict())
     return report
 
@@ -282,6 +285,9 @@ def _read_records(collection: Any) -> tuple[list[Talk], list[Event]]:
                 events.append(event_from_metadata(meta))
             else:
                 talks.append(talk_from_metadata(meta))
-    talks.sort(key=lambda t: (t.source, t.line))
-    events.sort(key=lambda e: e.source)
-    return talks, events
+    return sorted_records(talks, events)
+
+
+def sorted_records(talks: Sequence[Talk], events: Sequence[Event]) -> tuple[list[Talk], list[Event]]:
+    """Talks and events in catalog order (by source file, then line)."""
+    return sorted(talks, key=lambda t: (t.source, t.line, t.id)), sorted(events, key=lambda e: (e.source, e.id))

@@ -90,3 +90,14 @@ def test_index_built_by_another_model_is_refused(tmp_path: Path) -> None:
     client.create_collection("talks", metadata={"hnsw:space": "cosine", "embed_model": "other-model"})
     with pytest.raises(IndexNotReadyError, match=r"ingest --rebuild|another --data-dir"):
         open_collection(client, "talks", "all-MiniLM-L6-v2-onnx-int8", create=True)
+
+
+def test_a_pruning_ingest_leaves_the_catalog_cache_equal_to_the_store(tmp_path: Path) -> None:
+    from qa.index import _read_records, all_records
+
+    qa = TalkQA(Settings(home=tmp_path / "home", seeds=[SEEDS]), auto_ingest=False)
+    qa.ingest()
+    cache = tmp_path / "home" / "catalog"
+    assert list(cache.glob("records-*.pkl")), "the ingest should have written the catalog cache"
+    collection = qa._open()
+    assert all_records(collection, cache_dir=cache) == _read_records(collection)
