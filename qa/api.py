@@ -314,7 +314,7 @@ class TalkQA:
             intent = _merge(prev_intent, intent)
         if intent.year and not filters.year:
             filters = Filters(filters.event, intent.year, filters.speaker)
-        named_events = _events_in(query, catalog)
+        named_events = catalog.events_in(query)
         if named_events and not intent.is_event:
             if not filters.event and len(named_events) == 1:
                 filters = Filters(named_events[0].id, filters.year, filters.speaker)
@@ -323,7 +323,7 @@ class TalkQA:
         searched = retriever.count_talks(filters)
         # event-level questions are answered from event fields
         if intent.is_event and not intent.speakers:
-            events = _events_in(query, catalog) or (list(catalog.events.values()) if intent.count else [])
+            events = catalog.events_in(query) or (list(catalog.events.values()) if intent.count else [])
             if events:
                 draft = offline.event_answer(intent, events, catalog)
                 return offline.to_answer(text, draft, searched=searched, notice=notice), [], intent
@@ -385,8 +385,3 @@ def _strip_event_names(query: str, events: Sequence[Event]) -> str:
             if word.lower() != "scale":
                 query = re.sub(rf"(?i)(?<![\w@]){re.escape(word)}(?!\w)", " ", query)
     return re.sub(r"\s+", " ", query.replace("@Scale", " ")).strip()
-
-
-def _events_in(question: str, catalog: Catalog) -> list[Event]:
-    """Events the question names: all of an event's distinctive name words appear in it."""
-    return catalog.events_in(question)
